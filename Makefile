@@ -1,0 +1,38 @@
+# Curator: `make run` and `make test` are the whole set-up on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-installed
+
+.PHONY: run test lint format venv migrate clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+migrate: venv
+	mkdir -p var
+	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
+
+# Serves the API and admin on 127.0.0.1:8000; Ctrl-C stops everything.
+run: migrate
+	DEBUG=$${DEBUG:-true} $(PY) manage.py seed_demo
+	DEBUG=$${DEBUG:-true} $(PY) manage.py runserver 127.0.0.1:8000
+
+test: venv
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) var

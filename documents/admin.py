@@ -1,0 +1,206 @@
+"""The reviewers' workplace: documents to publish or reject, knowledge bases.
+
+Actions call the same services as the API, so role and lock checks are the same.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from config.errors import DomainError
+
+from . import selectors, services
+from .models import Document, KnowledgeBase, Membership
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    autocomplete_fields = ["user"]
+
+
+@admin.register(KnowledgeBase)
+class KnowledgeBaseAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "member_count", "index_version", "created_at"]
+    search_fields = ["id", "name"]
+    readonly_fields = ["index_version", "created_at"]
+    inlines = [MembershipInline]
+
+    @admin.display(description="Members")
+    def member_count(self, knowledge_base: KnowledgeBase) -> int:
+        return knowledge_base.memberships.count()
+
+    def get_readonly_fields(self, request, obj=None):
+        # The id is part of every URL and API call: fixed once created.
+        return [*self.readonly_fields, "id"] if obj else self.readonly_fields
+
+
+class MemberScopedAdmin(admin.ModelAdmin):
+    """Staff see only the knowledge bases they belong to; superusers see all."""
+
+    knowledge_base_field = "knowledge_base_id"
+
+    def member_scope(self, request) -> list[str] | None:
+        if request.user.is_superuser:
+            return None
+        return selectors.knowledge_base_ids_for(request.user)
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        scope = self.member_scope(request)
+        if scope is None:
+            return queryset
+        return queryset.filter(**{f"{self.knowledge_base_field}__in": scope})
+
+    def has_module_permission(self, request) -> bool:
+        user = request.user
+        return (
+            user.is_active
+            and user.is_staff
+            and (user.is_superuser or bool(selectors.knowledge_base_ids_for(user)))
+        )
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        if not self.has_module_permission(request):
+            return False
+        scope = self.member_scope(request)
+        return obj is None or scope is None or self._kb_of(obj) in scope
+
+    def _kb_of(self, obj) -> str:
+        return getattr(obj, self.knowledge_base_field)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Document)
+class DocumentAdmin(MemberScopedAdmin):
+    list_display = [
+        "filename",
+        "knowledge_base",
+        "version",
+        "status",
+        "lock_version",
+        "created_by",
+        "created_at",
+    ]
+    list_filter = ["status", "knowledge_base"]
+    search_fields = ["filename", "sha256"]
+    list_select_related = ["knowledge_base", "created_by"]
+    date_hierarchy = "created_at"
+    actions = ["publish_documents", "reject_documents"]
+    fields = [
+        "id",
+        "knowledge_base",
+        "filename",
+        "download",
+        "content_type",
+        "size_bytes",
+        "sha256",
+        "family_id",
+        "version",
+        "status",
+        "lock_version",
+        "review_note",
+        "created_by",
+        "created_at",
+        "updated_at",
+        "published_at",
+    ]
+    readonly_fields = fields
+
+    def get_urls(self):
+        download = path(
+            "<uuid:document_id>/download/",
+            self.admin_site.admin_view(self.download_view),
+            name="documents_document_download",
+        )
+        return [download, *super().get_urls()]
+
+    @admin.display(description="File")
+    def download(self, document: Document) -> str:
+        url = reverse("admin:documents_document_download", args=[document.pk])
+        return format_html('<a href="{}">Download {}</a>', url, document.filename)
+
+    def download_view(self, request, document_id):
+        document = self.get_queryset(request).filter(pk=document_id).first()
+        if document is None:
+            raise Http404("Document not found.")
+        return FileResponse(
+            default_storage.open(document.storage_key, "rb"),
+            as_attachment=True,
+            filename=document.filename,
+            content_type=document.content_type,
+        )
+
+    @admin.action(description="Publish selected documents")
+    def publish_documents(self, request, queryset):
+        return self._review(request, queryset, "publish")
+
+    @admin.action(description="Reject selected documents (back to draft)")
+    def reject_documents(self, request, queryset):
+        return self._review(request, queryset, "reject")
+
+    def _review(self, request, queryset, decision: str):
+        """Confirm on a page that pins each row's lock_version, then apply per row."""
+        documents = list(queryset.select_related("knowledge_base"))
+        reason = request.POST.get("reason", "").strip()
+        if "confirmed" not in request.POST or (decision == "reject" and not reason):
+            return TemplateResponse(
+                request,
+                "admin/documents/document/review_confirmation.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": f"{decision.capitalize()} documents",
+                    "decision": decision,
+                    "documents": documents,
+                    "reason_missing": "confirmed" in request.POST,
+                    "action": f"{decision}_documents",
+                    "opts": self.model._meta,
+                },
+            )
+        for document in documents:
+            try:
+                lock_version = int(request.POST[f"lock_{document.pk}"])
+                if decision == "publish":
+                    services.document_publish(
+                        user=request.user,
+                        document_id=document.pk,
+                        expected_lock_version=lock_version,
+                    )
+                else:
+                    services.document_reject(
+                        user=request.user,
+                        document_id=document.pk,
+                        expected_lock_version=lock_version,
+                        reason=reason,
+                    )
+            except (KeyError, ValueError):
+                self.message_user(
+                    request,
+                    f"{document}: not {decision}ed, the confirmation was incomplete.",
+                    messages.ERROR,
+                )
+            except DomainError as error:
+                self.message_user(
+                    request,
+                    f"{document}: not {decision}ed "
+                    f"({error.error_code}): {error.detail}",
+                    messages.ERROR,
+                )
+            else:
+                self.message_user(
+                    request, f"{document}: {decision}ed.", messages.SUCCESS
+                )
+        return None

@@ -1,0 +1,34 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("health", views.HealthView.as_view(), name="health"),
+    path("auth/token", views.TokenView.as_view(), name="auth-token"),
+    path(
+        "knowledge-bases",
+        views.KnowledgeBaseListView.as_view(),
+        name="knowledge-base-list",
+    ),
+    path("documents", views.DocumentListView.as_view(), name="document-list"),
+    path(
+        "documents/<uuid:document_id>",
+        views.DocumentDetailView.as_view(),
+        name="document-detail",
+    ),
+    path(
+        "documents/<uuid:document_id>/file",
+        views.DocumentFileView.as_view(),
+        name="document-file",
+    ),
+    path(
+        "documents/<uuid:document_id>/publish",
+        views.DocumentPublishView.as_view(),
+        name="document-publish",
+    ),
+    path(
+        "documents/<uuid:document_id>/reject",
+        views.DocumentRejectView.as_view(),
+        name="document-reject",
+    ),
+]

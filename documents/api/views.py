@@ -1,0 +1,247 @@
+"""Thin HTTP edges over `documents.services` and `documents.selectors`."""
+
+from __future__ import annotations
+
+import re
+
+from django.conf import settings
+from django.contrib.auth import authenticate
+from django.core.files.storage import default_storage
+from django.db import connection
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.errors import PreconditionRequired, ValidationFailed
+from config.pagination import StandardPagination
+from documents import selectors, services
+from documents.uploads import FileTooLarge
+
+from .serializers import (
+    DocumentFilterSerializer,
+    DocumentSerializer,
+    DocumentUploadSerializer,
+    ErrorSerializer,
+    KnowledgeBaseSerializer,
+    RejectSerializer,
+    TokenRequestSerializer,
+    TokenSerializer,
+)
+
+ERRORS = {
+    code: OpenApiResponse(ErrorSerializer, description=text)
+    for code, text in {
+        401: "Not authenticated",
+        403: "Permission denied",
+        404: "Not found or not visible",
+        409: "Invalid transition or stale lock_version",
+        413: "File too large",
+        415: "Unsupported media type",
+        422: "Validation error or empty document",
+        428: "If-Match header missing",
+    }.items()
+}
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=True,
+    description="The document's current lock_version.",
+)
+_IF_MATCH_VALUE = re.compile(r'^\s*(?:W/)?"?(\d+)"?\s*$')
+
+
+def expected_lock_version(request) -> int:
+    raw = request.headers.get("If-Match")
+    if raw is None:
+        raise PreconditionRequired()
+    match = _IF_MATCH_VALUE.match(raw)
+    if match is None:
+        raise ValidationFailed("If-Match must be the document's lock_version.")
+    return int(match.group(1))
+
+
+def _errors(*codes: int) -> dict:
+    return {code: ERRORS[code] for code in codes}
+
+
+class HealthView(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
+        summary="Liveness and database check",
+    )
+    def get(self, request):
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+            database = "ok"
+        except Exception:
+            database = "unavailable"
+        healthy = database == "ok"
+        return Response(
+            {"status": "ok" if healthy else "degraded", "database": database},
+            status=status.HTTP_200_OK if healthy else 503,
+        )
+
+
+class TokenView(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        request=TokenRequestSerializer,
+        responses={200: TokenSerializer, **_errors(401, 422)},
+        summary="Exchange a username and password for an API token",
+    )
+    def post(self, request):
+        serializer = TokenRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = authenticate(request=request, **serializer.validated_data)
+        if user is None or not user.is_active:
+            raise AuthenticationFailed("Wrong username or password.")
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+class KnowledgeBaseListView(APIView):
+    @extend_schema(
+        responses={200: KnowledgeBaseSerializer(many=True), **_errors(401)},
+        summary="The caller's knowledge bases and role in each",
+    )
+    def get(self, request):
+        knowledge_bases = selectors.knowledge_bases_for(request.user)
+        return Response(KnowledgeBaseSerializer(knowledge_bases, many=True).data)
+
+
+class DocumentListView(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        parameters=[DocumentFilterSerializer],
+        responses={200: DocumentSerializer(many=True), **_errors(401, 422)},
+        summary="Documents in the caller's knowledge bases",
+    )
+    def get(self, request):
+        filters = DocumentFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        documents = selectors.documents_visible_to(request.user).order_by(
+            "-created_at", "id"
+        )
+        if "knowledge_base_id" in filters.validated_data:
+            documents = documents.filter(
+                knowledge_base_id=filters.validated_data["knowledge_base_id"]
+            )
+        if "status" in filters.validated_data:
+            documents = documents.filter(status=filters.validated_data["status"])
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(documents, request, view=self)
+        return paginator.get_paginated_response(
+            DocumentSerializer(page, many=True).data
+        )
+
+    @extend_schema(
+        request={"multipart/form-data": DocumentUploadSerializer},
+        responses={201: DocumentSerializer, **_errors(401, 403, 404, 413, 415, 422)},
+        summary="Upload a file as a new draft document",
+    )
+    def post(self, request):
+        # Refuse an oversized body before reading it.
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        if declared > settings.MAX_UPLOAD_BYTES + 1024 * 1024:
+            raise FileTooLarge(
+                f"The upload is {declared} bytes; the limit is "
+                f"{settings.MAX_UPLOAD_BYTES} bytes."
+            )
+        serializer = DocumentUploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        document = services.document_upload(
+            user=request.user,
+            knowledge_base_id=data["knowledge_base_id"],
+            uploaded_file=data["file"],
+            family_id=data.get("document_family_id"),
+            version=data.get("version"),
+        )
+        return Response(
+            DocumentSerializer(document).data, status=status.HTTP_201_CREATED
+        )
+
+
+class DocumentDetailView(APIView):
+    @extend_schema(
+        responses={200: DocumentSerializer, **_errors(401, 404)},
+        summary="One document",
+    )
+    def get(self, request, document_id):
+        document = selectors.visible_document(request.user, document_id)
+        response = Response(DocumentSerializer(document).data)
+        response["ETag"] = f'"{document.lock_version}"'
+        return response
+
+
+class DocumentFileView(APIView):
+    @extend_schema(
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            **_errors(401, 404),
+        },
+        summary="Download the original file",
+    )
+    def get(self, request, document_id):
+        document = selectors.visible_document(request.user, document_id)
+        return FileResponse(
+            default_storage.open(document.storage_key, "rb"),
+            as_attachment=True,
+            filename=document.filename,
+            content_type=document.content_type,
+        )
+
+
+class DocumentPublishView(APIView):
+    @extend_schema(
+        request=None,
+        parameters=[IF_MATCH],
+        responses={200: DocumentSerializer, **_errors(401, 403, 404, 409, 428)},
+        summary="Publish a reviewed document (archives the previous version)",
+    )
+    def post(self, request, document_id):
+        lock_version = expected_lock_version(request)
+        document = services.document_publish(
+            user=request.user,
+            document_id=document_id,
+            expected_lock_version=lock_version,
+        )
+        return Response(DocumentSerializer(document).data)
+
+
+class DocumentRejectView(APIView):
+    @extend_schema(
+        request=RejectSerializer,
+        parameters=[IF_MATCH],
+        responses={
+            200: DocumentSerializer,
+            **_errors(401, 403, 404, 409, 422, 428),
+        },
+        summary="Send a document under review back to draft with a reason",
+    )
+    def post(self, request, document_id):
+        lock_version = expected_lock_version(request)
+        serializer = RejectSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        document = services.document_reject(
+            user=request.user,
+            document_id=document_id,
+            expected_lock_version=lock_version,
+            reason=serializer.validated_data["reason"],
+        )
+        return Response(DocumentSerializer(document).data)

@@ -1,0 +1,94 @@
+"""The demo data set: two knowledge bases, three people, a few documents."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
+
+from . import services
+from .models import Document, KnowledgeBase, Membership, Role
+
+DEMO_FILES = Path(__file__).resolve().parent / "demo"
+
+KNOWLEDGE_BASES = {
+    "kb-company": "Company handbook and policies",
+    "kb-engineering": "Engineering runbooks",
+}
+PEOPLE = {
+    "alice": {"staff": False, "roles": {"kb-company": Role.EDITOR}},
+    "bob": {
+        "staff": False,
+        "roles": {"kb-company": Role.EDITOR, "kb-engineering": Role.EDITOR},
+    },
+    "carol": {
+        "staff": True,
+        "roles": {"kb-company": Role.REVIEWER, "kb-engineering": Role.REVIEWER},
+    },
+}
+DOCUMENTS = {
+    "kb-company": ["employee-handbook.md", "差旅报销制度.md"],
+    "kb-engineering": ["oncall-runbook.md", "部署规范.md"],
+}
+
+
+class DemoSeeder:
+    """Creates what is missing and leaves what exists alone (safe to run again)."""
+
+    def __init__(self, report: Callable[[str], None] = print) -> None:
+        self.report = report
+
+    def run(self, *, with_documents: bool) -> list[Document]:
+        with transaction.atomic():
+            self.seed_knowledge_bases()
+            self.seed_people()
+        return self.seed_documents() if with_documents else []
+
+    def seed_knowledge_bases(self) -> None:
+        for kb_id, name in KNOWLEDGE_BASES.items():
+            _, created = KnowledgeBase.objects.get_or_create(
+                id=kb_id, defaults={"name": name}
+            )
+            self.report(f"knowledge base {kb_id}: {'created' if created else 'kept'}")
+
+    def seed_people(self) -> None:
+        User = get_user_model()
+        for username, spec in PEOPLE.items():
+            user, created = User.objects.get_or_create(
+                username=username, defaults={"email": f"{username}@example.com"}
+            )
+            user.is_staff = spec["staff"]
+            user.set_password(settings.DEMO_PASSWORD)
+            user.save()
+            for kb_id, role in spec["roles"].items():
+                Membership.objects.update_or_create(
+                    user=user, knowledge_base_id=kb_id, defaults={"role": role}
+                )
+            self.report(f"user {username}: {'created' if created else 'updated'}")
+
+    def seed_documents(self) -> list[Document]:
+        uploader = get_user_model().objects.get(username="bob")
+        documents = []
+        for kb_id, filenames in DOCUMENTS.items():
+            for filename in filenames:
+                existing = Document.objects.filter(
+                    knowledge_base_id=kb_id, filename=filename
+                ).first()
+                if existing is not None:
+                    self.report(f"document {filename}: kept ({existing.status})")
+                    documents.append(existing)
+                    continue
+                document = services.document_upload(
+                    user=uploader,
+                    knowledge_base_id=kb_id,
+                    uploaded_file=SimpleUploadedFile(
+                        filename, (DEMO_FILES / filename).read_bytes()
+                    ),
+                )
+                self.report(f"document {filename}: uploaded")
+                documents.append(document)
+        return documents

@@ -1,0 +1,68 @@
+"""Reads that carry rules: who sees which knowledge base and document."""
+
+from __future__ import annotations
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from config.errors import NotFound, PermissionDenied
+
+from .models import Document, KnowledgeBase, Membership, Role
+
+
+def knowledge_bases_for(user) -> QuerySet[KnowledgeBase]:
+    """The caller's knowledge bases, each annotated with `role`."""
+    if not user.is_authenticated:
+        return KnowledgeBase.objects.none()
+    role = Membership.objects.filter(user=user, knowledge_base=OuterRef("pk")).values(
+        "role"
+    )[:1]
+    return KnowledgeBase.objects.filter(memberships__user=user).annotate(
+        role=Subquery(role)
+    )
+
+
+def knowledge_base_ids_for(user, *, minimum_role: str = Role.VIEWER) -> list[str]:
+    if not user.is_authenticated:
+        return []
+    allowed = [r for r in Role.values if Role.rank(r) >= Role.rank(minimum_role)]
+    return list(
+        Membership.objects.filter(user=user, role__in=allowed).values_list(
+            "knowledge_base_id", flat=True
+        )
+    )
+
+
+def role_in(user, knowledge_base_id: str) -> str | None:
+    if not user.is_authenticated:
+        return None
+    return (
+        Membership.objects.filter(user=user, knowledge_base_id=knowledge_base_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
+def require_role(user, knowledge_base_id: str, minimum_role: str) -> str:
+    """The caller's role; `NotFound` for non-members, `PermissionDenied` if too low."""
+    role = role_in(user, knowledge_base_id)
+    if role is None:
+        raise NotFound("Knowledge base not found.")
+    if Role.rank(role) < Role.rank(minimum_role):
+        raise PermissionDenied(
+            f"This needs the {minimum_role} role in {knowledge_base_id}; "
+            f"you are {role}."
+        )
+    return role
+
+
+def documents_visible_to(user) -> QuerySet[Document]:
+    return Document.objects.filter(
+        knowledge_base_id__in=knowledge_base_ids_for(user)
+    ).select_related("created_by")
+
+
+def visible_document(user, document_id) -> Document:
+    document = documents_visible_to(user).filter(pk=document_id).first()
+    if document is None:
+        raise NotFound("Document not found.")
+    return document

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from documents.models import Document, KnowledgeBase, Membership
+
+pytestmark = pytest.mark.django_db
+
+
+def roles() -> set[tuple[str, str, str]]:
+    return set(
+        Membership.objects.values_list("user__username", "knowledge_base_id", "role")
+    )
+
+
+def test_seed_demo_is_idempotent(settings):
+    settings.DEMO_PASSWORD = "demo-pass-42"
+    call_command("seed_demo")
+    first = (roles(), Document.objects.count())
+    call_command("seed_demo")
+
+    assert (roles(), Document.objects.count()) == first
+    assert set(KnowledgeBase.objects.values_list("id", flat=True)) == {
+        "kb-company",
+        "kb-engineering",
+    }
+    assert roles() == {
+        ("alice", "kb-company", "editor"),
+        ("bob", "kb-company", "editor"),
+        ("bob", "kb-engineering", "editor"),
+        ("carol", "kb-company", "reviewer"),
+        ("carol", "kb-engineering", "reviewer"),
+    }
+    carol = get_user_model().objects.get(username="carol")
+    assert carol.is_staff
+    assert carol.check_password("demo-pass-42")
+    filenames = set(Document.objects.values_list("filename", flat=True))
+    assert {"employee-handbook.md", "差旅报销制度.md"} <= filenames
+
+
+def test_no_documents_flag():
+    call_command("seed_demo", "--no-documents")
+    assert KnowledgeBase.objects.count() == 2
+    assert not Document.objects.exists()

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+import factory
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+from documents.models import Document, DocumentStatus, KnowledgeBase, Membership, Role
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda user: f"{user.username}@example.com")
+    password = factory.PostGenerationMethodCall("set_password", "secret-pass-1")
+
+    @factory.post_generation
+    def save_password(self, create, extracted, **kwargs):
+        if create:
+            self.save()
+
+
+class KnowledgeBaseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = KnowledgeBase
+        django_get_or_create = ("id",)
+
+    id = factory.Sequence(lambda n: f"kb-{n}")
+    name = factory.LazyAttribute(lambda kb: kb.id.replace("-", " ").title())
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    user = factory.SubFactory(UserFactory)
+    knowledge_base = factory.SubFactory(KnowledgeBaseFactory)
+    role = Role.VIEWER
+
+
+class DocumentFactory(factory.django.DjangoModelFactory):
+    """A document with a real stored original; traits put it in any state."""
+
+    class Meta:
+        model = Document
+
+    class Params:
+        content = b"# Title\n\nSome text about the annual leave policy.\n"
+        processing = factory.Trait(status=DocumentStatus.PROCESSING)
+        review_pending = factory.Trait(status=DocumentStatus.REVIEW_PENDING)
+        published = factory.Trait(status=DocumentStatus.PUBLISHED)
+        archived = factory.Trait(status=DocumentStatus.ARCHIVED)
+        failed = factory.Trait(status=DocumentStatus.FAILED)
+
+    id = factory.LazyFunction(uuid.uuid4)
+    knowledge_base = factory.SubFactory(KnowledgeBaseFactory)
+    family_id = factory.LazyFunction(uuid.uuid4)
+    version = 1
+    filename = factory.Sequence(lambda n: f"note-{n}.md")
+    content_type = "text/markdown"
+    size_bytes = factory.LazyAttribute(lambda doc: len(doc.content))
+    sha256 = factory.LazyAttribute(lambda doc: hashlib.sha256(doc.content).hexdigest())
+    storage_key = factory.LazyAttribute(
+        lambda doc: default_storage.save(
+            f"originals/{doc.knowledge_base.id}/{doc.id}.md", ContentFile(doc.content)
+        )
+    )
+    status = DocumentStatus.DRAFT
+    created_by = factory.SubFactory(UserFactory)
