@@ -77,6 +77,7 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # WAL lets readers run beside the single writer; IMMEDIATE takes the write
     # lock at BEGIN, so concurrent writers queue on the busy timeout instead of
     # failing with "database is locked" when a read lock cannot be upgraded.
