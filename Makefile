@@ -18,10 +18,14 @@ migrate: venv
 	mkdir -p var
 	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
 
-# Serves the API and admin on 127.0.0.1:8000; Ctrl-C stops everything.
+# Serves the API and admin on 127.0.0.1:8000 with a worker beside it;
+# Ctrl-C stops both.
 run: migrate
 	DEBUG=$${DEBUG:-true} $(PY) manage.py seed_demo
-	DEBUG=$${DEBUG:-true} $(PY) manage.py runserver 127.0.0.1:8000
+	export DEBUG=$${DEBUG:-true}; \
+	$(PY) manage.py run_ingestion_worker --loop --worker-id make-run & \
+	worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
+	$(PY) manage.py runserver 127.0.0.1:8000
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)

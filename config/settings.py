@@ -166,4 +166,11 @@ LOGGING = {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    # pdfminer warns at length about every damaged file; the task says what failed.
+    "loggers": {"pdfminer": {"level": "ERROR"}},
 }
+
+# --- Ingestion ---
+INGESTION_POLL_INTERVAL = env.float("INGESTION_POLL_INTERVAL", default=1.0)
+INGESTION_CLAIM_WINDOW = env.int("INGESTION_CLAIM_WINDOW", default=16)
+INGESTION_EMBED_BATCH = env.int("INGESTION_EMBED_BATCH", default=32)

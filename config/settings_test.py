@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-import tempfile
+from pathlib import Path
 
 os.environ.setdefault("SECRET_KEY", "insecure-test-only-key")
-os.environ.setdefault("MEDIA_ROOT", tempfile.mkdtemp(prefix="curator-test-media-"))
+os.environ.setdefault(
+    "MEDIA_ROOT", str(Path(__file__).resolve().parent.parent / "var" / "test-media")
+)
 
 from config.settings import *  # noqa: F403
 

@@ -13,6 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from config.errors import DomainError
+from ingestion.models import IngestionTask
 
 from . import selectors, services
 from .models import Document, KnowledgeBase, Membership
@@ -69,10 +70,10 @@ class MemberScopedAdmin(admin.ModelAdmin):
         if not self.has_module_permission(request):
             return False
         scope = self.member_scope(request)
-        return obj is None or scope is None or self._kb_of(obj) in scope
+        return obj is None or scope is None or self.knowledge_base_of(obj) in scope
 
-    def _kb_of(self, obj) -> str:
-        return getattr(obj, self.knowledge_base_field)
+    def knowledge_base_of(self, obj) -> str:
+        return obj.knowledge_base_id
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -81,6 +82,47 @@ class MemberScopedAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class IngestionTaskInline(admin.TabularInline):
+    """The document's execution history, newest first (the first row is the latest)."""
+
+    model = IngestionTask
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    ordering = ["-created_at"]
+    fields = [
+        "status",
+        "stage",
+        "progress",
+        "attempt",
+        "error_code",
+        "error_detail",
+        "worker_id",
+        "created_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+    verbose_name_plural = "Ingestion tasks (latest first)"
+
+    @admin.display(description="Progress")
+    def progress(self, task: IngestionTask) -> str:
+        return format_html(
+            '<progress value="{}" max="100"></progress> {}/{}',
+            task.progress_percent,
+            task.completed,
+            task.total,
+        )
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return True  # the document page is already scoped to the reviewer's KBs
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 
@@ -111,6 +153,7 @@ class DocumentAdmin(MemberScopedAdmin):
         "family_id",
         "version",
         "status",
+        "latest_task",
         "lock_version",
         "review_note",
         "created_by",
@@ -119,6 +162,7 @@ class DocumentAdmin(MemberScopedAdmin):
         "published_at",
     ]
     readonly_fields = fields
+    inlines = [IngestionTaskInline]
 
     def get_urls(self):
         download = path(
@@ -127,6 +171,24 @@ class DocumentAdmin(MemberScopedAdmin):
             name="documents_document_download",
         )
         return [download, *super().get_urls()]
+
+    @admin.display(description="Latest ingestion")
+    def latest_task(self, document: Document) -> str:
+        task = document.ingestion_tasks.order_by("-created_at").first()
+        if task is None:
+            return "never submitted"
+        url = reverse("admin:ingestion_ingestiontask_change", args=[task.pk])
+        error = f" — {task.error_code}: {task.error_detail}" if task.error_code else ""
+        return format_html(
+            '<a href="{}">{}</a>, stage {} {}/{}, attempt {}{}',
+            url,
+            task.get_status_display(),
+            task.stage,
+            task.completed,
+            task.total,
+            task.attempt,
+            error,
+        )
 
     @admin.display(description="File")
     def download(self, document: Document) -> str:

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 
 from . import services
-from .models import Document, KnowledgeBase, Membership, Role
+from .models import Document, DocumentStatus, KnowledgeBase, Membership, Role
 
 DEMO_FILES = Path(__file__).resolve().parent / "demo"
 
@@ -71,24 +71,41 @@ class DemoSeeder:
             self.report(f"user {username}: {'created' if created else 'updated'}")
 
     def seed_documents(self) -> list[Document]:
-        uploader = get_user_model().objects.get(username="bob")
+        """Upload, ingest (in this process) and publish each sample document."""
+        User = get_user_model()
+        editor = User.objects.get(username="bob")
+        reviewer = User.objects.get(username="carol")
         documents = []
         for kb_id, filenames in DOCUMENTS.items():
             for filename in filenames:
-                existing = Document.objects.filter(
+                document = Document.objects.filter(
                     knowledge_base_id=kb_id, filename=filename
                 ).first()
-                if existing is not None:
-                    self.report(f"document {filename}: kept ({existing.status})")
-                    documents.append(existing)
-                    continue
-                document = services.document_upload(
-                    user=uploader,
-                    knowledge_base_id=kb_id,
-                    uploaded_file=SimpleUploadedFile(
-                        filename, (DEMO_FILES / filename).read_bytes()
-                    ),
-                )
-                self.report(f"document {filename}: uploaded")
+                if document is None:
+                    document = services.document_upload(
+                        user=editor,
+                        knowledge_base_id=kb_id,
+                        uploaded_file=SimpleUploadedFile(
+                            filename, (DEMO_FILES / filename).read_bytes()
+                        ),
+                    )
+                document = self.publish(document, editor=editor, reviewer=reviewer)
+                self.report(f"document {filename}: {document.status}")
                 documents.append(document)
         return documents
+
+    def publish(self, document: Document, *, editor, reviewer) -> Document:
+        from ingestion.services import document_submit
+        from ingestion.worker import Worker
+
+        if document.status == DocumentStatus.DRAFT:
+            task = document_submit(user=editor, document_id=document.pk)
+            Worker(worker_id="seed-demo", write=lambda line: None).run(task.pk)
+            document.refresh_from_db()
+        if document.status == DocumentStatus.REVIEW_PENDING:
+            document = services.document_publish(
+                user=reviewer,
+                document_id=document.pk,
+                expected_lock_version=document.lock_version,
+            )
+        return document

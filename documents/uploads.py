@@ -136,3 +136,11 @@ def is_blank(uploaded_file, kind: FileKind) -> bool:
         return True
     finally:
         uploaded_file.seek(0)
+
+
+def kind_for_content_type(content_type: str) -> str:
+    """The parser kind ("pdf", "docx", ...) of a stored document's content type."""
+    for kind in KINDS_BY_EXTENSION.values():
+        if kind.content_type == content_type:
+            return kind.name
+    raise ValueError(f"no parser for {content_type}")

@@ -74,3 +74,11 @@ class DocumentFactory(factory.django.DjangoModelFactory):
     )
     status = DocumentStatus.DRAFT
     created_by = factory.SubFactory(UserFactory)
+
+
+class IngestionTaskFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "ingestion.IngestionTask"
+
+    document = factory.SubFactory(DocumentFactory, processing=True)
+    status = "queued"

@@ -5,11 +5,6 @@ from rest_framework import serializers
 from documents.models import Document, DocumentStatus, Role
 
 
-class ErrorSerializer(serializers.Serializer):
-    error_code = serializers.CharField()
-    detail = serializers.CharField()
-
-
 class TokenRequestSerializer(serializers.Serializer):
     username = serializers.CharField()
     password = serializers.CharField(style={"input_type": "password"})

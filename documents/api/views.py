@@ -10,7 +10,7 @@ from django.core.files.storage import default_storage
 from django.db import connection
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.errors import PreconditionRequired, ValidationFailed
+from config.openapi import error_responses
 from config.pagination import StandardPagination
 from documents import selectors, services
 from documents.uploads import FileTooLarge
@@ -28,26 +29,12 @@ from .serializers import (
     DocumentFilterSerializer,
     DocumentSerializer,
     DocumentUploadSerializer,
-    ErrorSerializer,
     KnowledgeBaseSerializer,
     RejectSerializer,
     TokenRequestSerializer,
     TokenSerializer,
 )
 
-ERRORS = {
-    code: OpenApiResponse(ErrorSerializer, description=text)
-    for code, text in {
-        401: "Not authenticated",
-        403: "Permission denied",
-        404: "Not found or not visible",
-        409: "Invalid transition or stale lock_version",
-        413: "File too large",
-        415: "Unsupported media type",
-        422: "Validation error or empty document",
-        428: "If-Match header missing",
-    }.items()
-}
 IF_MATCH = OpenApiParameter(
     "If-Match",
     OpenApiTypes.STR,
@@ -66,10 +53,6 @@ def expected_lock_version(request) -> int:
     if match is None:
         raise ValidationFailed("If-Match must be the document's lock_version.")
     return int(match.group(1))
-
-
-def _errors(*codes: int) -> dict:
-    return {code: ERRORS[code] for code in codes}
 
 
 class HealthView(APIView):
@@ -100,7 +83,7 @@ class TokenView(APIView):
 
     @extend_schema(
         request=TokenRequestSerializer,
-        responses={200: TokenSerializer, **_errors(401, 422)},
+        responses={200: TokenSerializer, **error_responses(401, 422)},
         summary="Exchange a username and password for an API token",
     )
     def post(self, request):
@@ -115,7 +98,7 @@ class TokenView(APIView):
 
 class KnowledgeBaseListView(APIView):
     @extend_schema(
-        responses={200: KnowledgeBaseSerializer(many=True), **_errors(401)},
+        responses={200: KnowledgeBaseSerializer(many=True), **error_responses(401)},
         summary="The caller's knowledge bases and role in each",
     )
     def get(self, request):
@@ -128,7 +111,7 @@ class DocumentListView(APIView):
 
     @extend_schema(
         parameters=[DocumentFilterSerializer],
-        responses={200: DocumentSerializer(many=True), **_errors(401, 422)},
+        responses={200: DocumentSerializer(many=True), **error_responses(401, 422)},
         summary="Documents in the caller's knowledge bases",
     )
     def get(self, request):
@@ -151,7 +134,10 @@ class DocumentListView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": DocumentUploadSerializer},
-        responses={201: DocumentSerializer, **_errors(401, 403, 404, 413, 415, 422)},
+        responses={
+            201: DocumentSerializer,
+            **error_responses(401, 403, 404, 413, 415, 422),
+        },
         summary="Upload a file as a new draft document",
     )
     def post(self, request):
@@ -179,7 +165,7 @@ class DocumentListView(APIView):
 
 class DocumentDetailView(APIView):
     @extend_schema(
-        responses={200: DocumentSerializer, **_errors(401, 404)},
+        responses={200: DocumentSerializer, **error_responses(401, 404)},
         summary="One document",
     )
     def get(self, request, document_id):
@@ -193,7 +179,7 @@ class DocumentFileView(APIView):
     @extend_schema(
         responses={
             (200, "application/octet-stream"): OpenApiTypes.BINARY,
-            **_errors(401, 404),
+            **error_responses(401, 404),
         },
         summary="Download the original file",
     )
@@ -211,7 +197,7 @@ class DocumentPublishView(APIView):
     @extend_schema(
         request=None,
         parameters=[IF_MATCH],
-        responses={200: DocumentSerializer, **_errors(401, 403, 404, 409, 428)},
+        responses={200: DocumentSerializer, **error_responses(401, 403, 404, 409, 428)},
         summary="Publish a reviewed document (archives the previous version)",
     )
     def post(self, request, document_id):
@@ -230,7 +216,7 @@ class DocumentRejectView(APIView):
         parameters=[IF_MATCH],
         responses={
             200: DocumentSerializer,
-            **_errors(401, 403, 404, 409, 422, 428),
+            **error_responses(401, 403, 404, 409, 422, 428),
         },
         summary="Send a document under review back to draft with a reason",
     )

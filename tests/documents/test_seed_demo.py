@@ -36,8 +36,14 @@ def test_seed_demo_is_idempotent(settings):
     carol = get_user_model().objects.get(username="carol")
     assert carol.is_staff
     assert carol.check_password("demo-pass-42")
-    filenames = set(Document.objects.values_list("filename", flat=True))
-    assert {"employee-handbook.md", "差旅报销制度.md"} <= filenames
+    documents = dict(Document.objects.values_list("filename", "status"))
+    assert documents == {
+        "employee-handbook.md": "published",
+        "差旅报销制度.md": "published",
+        "oncall-runbook.md": "published",
+        "部署规范.md": "published",
+    }
+    assert all(d.chunks.exists() for d in Document.objects.all())
 
 
 def test_no_documents_flag():

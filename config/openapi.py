@@ -1,0 +1,31 @@
+"""Schema helpers shared by every app's API: the one error body and its statuses."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+
+class ErrorSerializer(serializers.Serializer):
+    error_code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+_DESCRIPTIONS = {
+    401: "Not authenticated",
+    403: "Permission denied",
+    404: "Not found or not visible",
+    409: "Invalid transition or stale lock_version",
+    413: "File too large",
+    415: "Unsupported media type",
+    422: "Validation error or empty document",
+    428: "If-Match header missing",
+    503: "A provider is unavailable",
+}
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    return {
+        code: OpenApiResponse(ErrorSerializer, description=_DESCRIPTIONS[code])
+        for code in codes
+    }

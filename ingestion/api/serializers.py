@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from ingestion.models import IngestionTask
+
+
+class IngestionTaskSerializer(serializers.ModelSerializer):
+    task_id = serializers.UUIDField(source="id")
+    document_id = serializers.UUIDField()
+    available_at = serializers.SerializerMethodField()
+
+    class Meta:
+        model = IngestionTask
+        fields = [
+            "task_id",
+            "document_id",
+            "status",
+            "stage",
+            "completed",
+            "total",
+            "attempt",
+            "error_code",
+            "error_detail",
+            "worker_id",
+            "available_at",
+            "lease_expires_at",
+            "created_at",
+            "updated_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_available_at(self, task: IngestionTask) -> str | None:
+        if task.status != "retry_wait":
+            return None
+        return serializers.DateTimeField().to_representation(task.available_at)

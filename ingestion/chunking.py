@@ -1,0 +1,294 @@
+"""Split parsed blocks into chunks sized for retrieval.
+
+Size is counted in units: one CJK character is one unit and one Latin word is
+`max_cjk_chars / max_latin_words` units, so 500 Chinese characters and 300 English
+words both fill a chunk, and mixed text lands in between.
+
+- A heading starts a new section; a chunk never spans two heading paths. Heading
+  blocks are not chunk text: they live on in `heading_path`. Only a heading with no
+  content under it becomes text, so that its words are not lost.
+- Inside a section whole blocks (paragraphs, list items, table rows) are packed
+  greedily. A block too big for one chunk is cut at sentence ends, then at `;`, then
+  at commas, then at whitespace; only CJK text (or a "word" of hundreds of characters,
+  such as base64) is cut between characters. A Latin word is never cut.
+- Each chunk after the first of a section starts with whole trailing sentences of the
+  previous chunk, about `overlap_ratio` of the budget, so that a passage crossing the
+  seam is still found whole. The overlap counts against the budget.
+
+Offsets index `full_text(blocks)`, and `full_text(blocks)[c.char_start:c.char_end]`
+is exactly `c.text`; with an overlap, `char_start` lies inside the previous chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from ingestion.parsers import CJK_CLASS, HEADING, Block
+
+SEPARATOR = "\n\n"
+
+_CJK_RE = re.compile(f"[{CJK_CLASS}]")
+_WORD_RE = re.compile(rf"[^\s{CJK_CLASS}]+")
+_HARD_TOKEN_RE = re.compile(rf"[{CJK_CLASS}]|[^{CJK_CLASS}]+")
+# Longer "words" (URLs, hashes, base64) weigh as several, so they cannot bloat a chunk.
+_MAX_WORD_CHARS = 25
+
+# Closing quotes and brackets that stay with the sentence they end.
+_CLOSERS = "\u201d\u2019\u300d\u300f\uff09)\\]\"'"
+# Places a too-long text may be cut, strongest first.
+_BREAKS = (
+    # Sentence ends: CJK full stop, exclamation and question marks (also fullwidth),
+    # a Latin full stop only before whitespace (not in 3.5 or example.com), newlines.
+    re.compile(
+        rf"[\u3002\uff01\uff1f!?]+[{_CLOSERS}]*|\.+[{_CLOSERS}]*(?=\s)|\n+",
+    ),
+    re.compile("[\uff1b;]"),  # semicolons
+    re.compile("[\uff0c,\u3001\uff1a:]"),  # commas, enumeration commas, colons
+    re.compile(r"\s+"),
+)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int
+    text: str
+    heading_path: tuple[str, ...]
+    page: int | None
+    char_start: int
+    char_end: int
+
+
+def full_text(blocks: Sequence[Block]) -> str:
+    """The text chunk offsets refer to: non-empty block texts joined by a blank line."""
+    return SEPARATOR.join(block.text for block in blocks if block.text.strip())
+
+
+def text_units(
+    text: str, *, max_cjk_chars: int = 500, max_latin_words: int = 300
+) -> float:
+    """Size of `text` in chunk units (see the module docstring)."""
+    return _Measure(max_cjk_chars / max_latin_words)(text)
+
+
+def chunk_blocks(
+    blocks: Sequence[Block],
+    *,
+    max_cjk_chars: int = 500,
+    max_latin_words: int = 300,
+    overlap_ratio: float = 0.1,
+) -> list[Chunk]:
+    if max_cjk_chars < 1 or max_latin_words < 1:
+        raise ValueError("chunk budgets must be at least 1")
+    if not 0 <= overlap_ratio < 1:
+        raise ValueError("overlap_ratio must be in [0, 1)")
+    kept = [block for block in blocks if block.text.strip()]
+    packer = _Packer(
+        SEPARATOR.join(block.text for block in kept),
+        budget=max_cjk_chars,
+        word_weight=max_cjk_chars / max_latin_words,
+        overlap=overlap_ratio * max_cjk_chars,
+    )
+    chunks: list[Chunk] = []
+    for path, spans in _sections(kept):
+        pieces = [
+            piece
+            for start, end, page in spans
+            for piece in packer.pieces(start, end, page)
+        ]
+        for text, start, end, page in packer.pack(pieces):
+            chunks.append(
+                Chunk(
+                    ordinal=len(chunks),
+                    text=text,
+                    heading_path=path,
+                    page=page,
+                    char_start=start,
+                    char_end=end,
+                )
+            )
+    return chunks
+
+
+_Span = tuple[int, int, int | None]
+
+
+def _sections(blocks: list[Block]) -> Iterator[tuple[tuple[str, ...], list[_Span]]]:
+    """Runs of content blocks sharing a heading path, with their stripped offsets."""
+    path: tuple[str, ...] | None = None
+    spans: list[_Span] = []
+    offset = 0
+    for index, block in enumerate(blocks):
+        start = offset + len(block.text) - len(block.text.lstrip())
+        end = offset + len(block.text.rstrip())
+        offset += len(block.text) + len(SEPARATOR)
+        if block.kind == HEADING:
+            if spans and path is not None:
+                yield path, spans
+            path, spans = None, []
+            if _is_empty_section(blocks, index):
+                yield block.heading_path, [(start, end, block.page)]
+            continue
+        if block.heading_path != path:
+            if spans and path is not None:
+                yield path, spans
+            path, spans = block.heading_path, []
+        spans.append((start, end, block.page))
+    if spans and path is not None:
+        yield path, spans
+
+
+def _is_empty_section(blocks: list[Block], index: int) -> bool:
+    """A heading with nothing under it: the next block is not inside its section."""
+    if index + 1 == len(blocks):
+        return True
+    heading, following = blocks[index], blocks[index + 1]
+    depth = len(heading.heading_path)
+    if following.heading_path[:depth] != heading.heading_path:
+        return True
+    return following.kind == HEADING and len(following.heading_path) <= depth
+
+
+class _Measure:
+    def __init__(self, word_weight: float) -> None:
+        self.word_weight = word_weight
+
+    def __call__(self, text: str) -> float:
+        words = sum(
+            1
+            if len(word) <= _MAX_WORD_CHARS
+            else math.ceil(len(word) / _MAX_WORD_CHARS)
+            for word in _WORD_RE.findall(text)
+        )
+        return len(_CJK_RE.findall(text)) + words * self.word_weight
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    start: int
+    end: int
+    units: float
+    page: int | None
+
+
+class _Packer:
+    def __init__(
+        self, text: str, *, budget: float, word_weight: float, overlap: float
+    ) -> None:
+        self.text = text
+        self.budget = budget
+        self.overlap = overlap
+        self.measure = _Measure(word_weight)
+        # Characters of an unbroken Latin token that still fit in one chunk.
+        self.max_token_chars = _MAX_WORD_CHARS * max(
+            1, math.floor(budget / word_weight)
+        )
+
+    # -- cutting blocks into pieces no bigger than the budget
+
+    def pieces(self, start: int, end: int, page: int | None) -> list[_Piece]:
+        return [_Piece(s, e, units, page) for s, e, units in self._split(start, end, 0)]
+
+    def _split(
+        self, start: int, end: int, level: int
+    ) -> Iterator[tuple[int, int, float]]:
+        units = self.measure(self.text[start:end])
+        if units <= self.budget:
+            yield start, end, units
+            return
+        if level == len(_BREAKS):
+            yield from self._split_between_characters(start, end)
+            return
+        cuts = [m.end() for m in _BREAKS[level].finditer(self.text, start, end)]
+        segments = [
+            span
+            for span in (self._strip(a, b) for a, b in pairwise([start, *cuts, end]))
+            if span is not None
+        ]
+        if len(segments) <= 1:
+            yield from self._split(start, end, level + 1)
+            return
+        for a, b in segments:
+            yield from self._split(a, b, level + 1)
+
+    def _strip(self, start: int, end: int) -> tuple[int, int] | None:
+        segment = self.text[start:end]
+        stripped = segment.strip()
+        if not stripped:
+            return None
+        start += len(segment) - len(segment.lstrip())
+        return start, start + len(stripped)
+
+    def _split_between_characters(
+        self, start: int, end: int
+    ) -> Iterator[tuple[int, int, float]]:
+        """Cut text without breaks: between CJK characters, never inside a word."""
+        piece_start, used = start, 0.0
+        for match in _HARD_TOKEN_RE.finditer(self.text, start, end):
+            units = self.measure(match.group())
+            if units > self.budget:
+                # Not a word but a blob: cut it in fixed slices.
+                if piece_start < match.start():
+                    yield piece_start, match.start(), used
+                for s in range(match.start(), match.end(), self.max_token_chars):
+                    e = min(s + self.max_token_chars, match.end())
+                    yield s, e, self.measure(self.text[s:e])
+                piece_start, used = match.end(), 0.0
+                continue
+            if used + units > self.budget and piece_start < match.start():
+                yield piece_start, match.start(), used
+                piece_start, used = match.start(), 0.0
+            used += units
+        if piece_start < end:
+            yield piece_start, end, used
+
+    # -- packing pieces into chunks
+
+    def pack(self, pieces: list[_Piece]) -> Iterator[tuple[str, int, int, int | None]]:
+        """Yield (text, start, end, page) per chunk of one section."""
+        current: list[_Piece] = []
+        used = 0.0
+        overlap_start: int | None = None
+        tail: list[tuple[int, float]] = []
+        for piece in pieces:
+            if current and used + piece.units > self.budget:
+                yield self._chunk(current, overlap_start)
+                tail = self._tail(current[0].start, current[-1].end)
+                current, used, overlap_start = [], 0.0, None
+            if not current:
+                room = min(self.overlap, self.budget - piece.units)
+                for start, units in tail:
+                    if units <= room:
+                        overlap_start, used = start, units
+                        break
+                tail = []
+            current.append(piece)
+            used += piece.units
+        if current:
+            yield self._chunk(current, overlap_start)
+
+    def _chunk(
+        self, pieces: list[_Piece], overlap_start: int | None
+    ) -> tuple[str, int, int, int | None]:
+        start = pieces[0].start if overlap_start is None else overlap_start
+        end = pieces[-1].end
+        return self.text[start:end], start, end, pieces[0].page
+
+    def _tail(self, start: int, end: int) -> list[tuple[int, float]]:
+        """Starts of trailing whole sentences that fit the overlap, longest first."""
+        starts = []
+        for match in _BREAKS[0].finditer(self.text, start, end):
+            span = self._strip(match.end(), end)
+            if span is not None and span[0] > start and span[0] not in starts[-1:]:
+                starts.append(span[0])
+        tail: list[tuple[int, float]] = []
+        for sentence_start in reversed(starts):
+            units = self.measure(self.text[sentence_start:end])
+            if units > self.overlap:
+                break
+            tail.append((sentence_start, units))
+        tail.reverse()
+        return tail

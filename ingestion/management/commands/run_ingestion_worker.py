@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from ingestion.models import IngestionTask
+from ingestion.worker import Worker
+
+
+def positive_float(value: str) -> float:
+    number = float(value)
+    if number <= 0:
+        raise ValueError(value)
+    return number
+
+
+def positive_int(value: str) -> int:
+    number = int(value)
+    if number <= 0:
+        raise ValueError(value)
+    return number
+
+
+class Command(BaseCommand):
+    help = (
+        "Run ingestion tasks. With TASK_ID, run that task; without, claim the oldest "
+        "claimable tasks until the queue is empty (or keep polling with --loop)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "task_id", nargs="?", type=uuid.UUID, help="Run only this task (a UUID)."
+        )
+        parser.add_argument(
+            "--worker-id",
+            default=f"{socket.gethostname()}-{os.getpid()}",
+            help="Name written on claimed tasks (default: host-pid).",
+        )
+        parser.add_argument(
+            "--loop",
+            action="store_true",
+            help="Keep polling for new tasks until stopped (SIGTERM/SIGINT).",
+        )
+        parser.add_argument(
+            "--max-tasks",
+            type=positive_int,
+            default=None,
+            help="Stop after claiming this many tasks.",
+        )
+        parser.add_argument(
+            "--poll-interval",
+            type=positive_float,
+            default=None,
+            help="Seconds between polls of an empty queue with --loop "
+            "(default: INGESTION_POLL_INTERVAL).",
+        )
+
+    def handle(self, *args, **options):
+        task_id = options["task_id"]
+        if (
+            task_id is not None
+            and not IngestionTask.objects.filter(pk=task_id).exists()
+        ):
+            raise CommandError(f"No ingestion task {task_id}.")
+        worker = Worker(
+            worker_id=options["worker_id"],
+            loop=options["loop"],
+            max_tasks=options["max_tasks"],
+            poll_interval=options["poll_interval"] or settings.INGESTION_POLL_INTERVAL,
+            write=self.stdout.write,
+        )
+        worker.install_signal_handlers()
+        stats = worker.run(task_id)
+        if task_id is not None:
+            return
+        if stats.claimed == 0:
+            self.stdout.write(f"nothing to do worker={worker.worker_id}")
+        else:
+            self.stdout.write(
+                f"stopped worker={worker.worker_id} claimed={stats.claimed} "
+                f"succeeded={stats.succeeded} failed={stats.failed} "
+                f"lost={stats.lost} missed={stats.missed}"
+            )

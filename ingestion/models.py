@@ -1,0 +1,150 @@
+"""Ingestion tasks (one row per execution history) and the transactional outbox."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from documents.models import Document
+
+
+class TaskStatus(models.TextChoices):
+    """How one execution is going. See `ingestion/transitions.py`."""
+
+    QUEUED = "queued", "Queued"
+    """Waiting for a worker."""
+    RUNNING = "running", "Running"
+    """A worker holds it (worker_id, claim_token)."""
+    SUCCEEDED = "succeeded", "Succeeded"
+    """Chunks written; the document waits for review."""
+    FAILED = "failed", "Failed"
+    """Stopped with a stable error_code; may be retried by a person."""
+    CANCELLED = "cancelled", "Cancelled"
+    """Given up by a person; the document went back to draft."""
+    RETRY_WAIT = "retry_wait", "Waiting to retry"
+    """Claimable like queued once available_at has passed (automatic backoff)."""
+
+
+CLAIMABLE_STATUSES = (TaskStatus.QUEUED, TaskStatus.RETRY_WAIT)
+ACTIVE_STATUSES = (TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.RETRY_WAIT)
+
+
+class TaskStage(models.TextChoices):
+    """Where a running execution is; progress is `completed/total` of the stage."""
+
+    DOWNLOAD = "download", "Download"
+    """Reading the original from storage."""
+    PARSE = "parse", "Parse"
+    """Extracting text and cutting it into chunks."""
+    EMBEDDING = "embedding", "Embedding"
+    """Embedding chunks, in batches (total = number of chunks)."""
+    INDEXING = "indexing", "Indexing"
+    """Writing chunks and vectors."""
+    FINALIZING = "finalizing", "Finalizing"
+    """Moving task and document to their final states."""
+
+
+class ErrorCode(models.TextChoices):
+    """Stable reasons a task failed; clients may branch on them."""
+
+    PARSE_ERROR = "parse_error", "The file could not be parsed (damaged or encrypted)"
+    OBJECT_READ_ERROR = "object_read_error", "The original could not be read"
+    EMPTY_DOCUMENT = "empty_document", "No indexable text in the file"
+    DOCUMENT_NOT_FOUND = "document_not_found", "The task's document no longer exists"
+    INTERNAL_ERROR = "internal_error", "Unexpected error in the worker"
+    PROVIDER_UNAVAILABLE = "provider_unavailable", "Embedding provider unavailable"
+
+
+class IngestionTaskQuerySet(models.QuerySet):
+    def claimable(self, now=None) -> IngestionTaskQuerySet:
+        return self.filter(
+            status__in=CLAIMABLE_STATUSES, available_at__lte=now or timezone.now()
+        )
+
+    def active(self) -> IngestionTaskQuerySet:
+        return self.filter(status__in=ACTIVE_STATUSES)
+
+    def running(self) -> IngestionTaskQuerySet:
+        return self.filter(status=TaskStatus.RUNNING)
+
+
+class IngestionTask(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # No database constraint: a task must outlive a deleted document row so the
+    # worker can report `document_not_found` instead of vanishing.
+    document = models.ForeignKey(
+        Document,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="ingestion_tasks",
+    )
+    status = models.CharField(
+        max_length=20, choices=TaskStatus.choices, default=TaskStatus.QUEUED
+    )
+    stage = models.CharField(
+        max_length=20, choices=TaskStage.choices, default=TaskStage.DOWNLOAD
+    )
+    completed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    attempt = models.PositiveIntegerField(default=0)
+    # NULL, not "", is the API's "no error" and "no worker".
+    error_code = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
+    error_detail = models.CharField(max_length=500, null=True, blank=True)  # noqa: DJ001
+    worker_id = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    claim_token = models.UUIDField(null=True, blank=True, editable=False)
+    available_at = models.DateTimeField(default=timezone.now)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = IngestionTaskQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(
+                fields=["available_at", "created_at"],
+                condition=Q(status__in=["queued", "retry_wait"]),
+                name="ingestion_claimable_idx",
+            ),
+            models.Index(fields=["document", "-created_at"]),
+            models.Index(fields=["status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.pk} ({self.status})"
+
+    @property
+    def progress_percent(self) -> int:
+        if self.status == TaskStatus.SUCCEEDED:
+            return 100
+        return int(100 * self.completed / self.total) if self.total else 0
+
+
+class OutboxEvent(models.Model):
+    """An event written in the same transaction as the change it announces."""
+
+    topic = models.CharField(max_length=100)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(
+                fields=["id"],
+                condition=Q(delivered_at__isnull=True),
+                name="outbox_undelivered_idx",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic} #{self.pk}"

@@ -1,0 +1,125 @@
+"""One execution of the ingestion pipeline: download, parse, embed, index, finalize.
+
+The pipeline reports progress through `ingestion.services`, whose writes are all
+guarded by the claim; when one of them finds the task gone it raises `TaskLost`
+and the pipeline stops without touching anything else.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+
+from documents.models import Document
+from documents.uploads import kind_for_content_type
+from retrieval.embeddings import get_embedder
+
+from . import services
+from .chunking import chunk_blocks
+from .models import ErrorCode, TaskStage
+from .parsers import ParseError, parse_document
+from .services import TaskClaim, TaskLost
+
+logger = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+class IngestionFailure(Exception):
+    """A failure with a stable error code and a short, path-free detail."""
+
+    def __init__(self, error_code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.error_code = error_code
+        self.detail = detail
+
+
+class IngestionPipeline:
+    def __init__(self, claim: TaskClaim, on_progress: ProgressCallback | None = None):
+        self.claim = claim
+        self.on_progress = on_progress or (lambda stage, done, total: None)
+        self.embedder = get_embedder()
+        self.batch_size = settings.INGESTION_EMBED_BATCH
+
+    def run(self) -> int:
+        """Run every stage; return the number of chunks written."""
+        self.report(TaskStage.DOWNLOAD, 0, 1)
+        document = self.load_document()
+        data = self.download(document)
+        self.report(TaskStage.DOWNLOAD, 1, 1)
+
+        self.report(TaskStage.PARSE, 0, 1)
+        chunks = self.parse(document, data)
+        self.report(TaskStage.PARSE, 1, 1)
+
+        vectors = self.embed(chunks)
+
+        services.ingestion_task_write_chunks(
+            self.claim,
+            document=document,
+            chunks=chunks,
+            vectors=vectors,
+            embedding_model=self.embedder.name,
+        )
+        if not services.ingestion_task_still_held(self.claim):
+            services.ingestion_task_discard_chunks(self.claim)
+            raise TaskLost(self.claim.task_id)
+        self.report(TaskStage.INDEXING, len(chunks), len(chunks))
+
+        self.report(TaskStage.FINALIZING, len(chunks), len(chunks))
+        services.ingestion_task_succeed(self.claim)
+        return len(chunks)
+
+    def report(self, stage: str, completed: int, total: int) -> None:
+        services.ingestion_task_report_progress(
+            self.claim, stage=stage, completed=completed, total=total
+        )
+        self.on_progress(stage, completed, total)
+
+    def load_document(self) -> Document:
+        document = Document.objects.filter(pk=self.claim.document_id).first()
+        if document is None:
+            raise IngestionFailure(
+                ErrorCode.DOCUMENT_NOT_FOUND, "The document of this task is gone."
+            )
+        return document
+
+    def download(self, document: Document) -> bytes:
+        try:
+            with default_storage.open(document.storage_key, "rb") as original:
+                return original.read()
+        except Exception as error:
+            raise IngestionFailure(
+                ErrorCode.OBJECT_READ_ERROR,
+                f"The original could not be read from storage "
+                f"({type(error).__name__}).",
+            ) from error
+
+    def parse(self, document: Document, data: bytes) -> list:
+        try:
+            blocks = parse_document(kind_for_content_type(document.content_type), data)
+        except ParseError as error:
+            raise IngestionFailure(ErrorCode.PARSE_ERROR, str(error)) from error
+        chunks = chunk_blocks(blocks)
+        if not chunks:
+            raise IngestionFailure(
+                ErrorCode.EMPTY_DOCUMENT,
+                "The file has no extractable text (for example, a scanned PDF "
+                "without a text layer).",
+            )
+        return chunks
+
+    def embed(self, chunks: list):
+        import numpy as np
+
+        total = len(chunks)
+        self.report(TaskStage.EMBEDDING, 0, total)
+        parts = []
+        for start in range(0, total, self.batch_size):
+            batch = chunks[start : start + self.batch_size]
+            parts.append(self.embedder.embed([chunk.text for chunk in batch]))
+            self.report(TaskStage.EMBEDDING, min(start + len(batch), total), total)
+        return np.concatenate(parts).astype(np.float32, copy=False)

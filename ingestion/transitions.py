@@ -1,0 +1,58 @@
+"""The ingestion task state machine: how one execution is going.
+
+    submit --> queued --claim--> running --succeed--> succeeded
+                 ^   \\             |  \\
+                 |    \\            |   '--fail--> failed --retry--> queued
+                 |     \\           |
+                 |      '--cancel--+--cancel--> cancelled   (also from retry_wait)
+                 |                 |
+                 '----release------+--backoff--> retry_wait --claim--> running
+
+`retry_wait` is claimable like `queued` once `available_at` has passed. Every
+status change goes through `TASK_TRANSITIONS` as one conditional update; a
+worker's own moves are further filtered by its `claim_token`, so a worker that
+lost its task (cancelled, or reclaimed after its lease expired) changes nothing.
+"""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from config.errors import InvalidTransition, NotFound
+from config.statemachine import Transition, apply_conditional_update, table
+
+from .models import IngestionTask, TaskStatus
+
+QUEUED = TaskStatus.QUEUED
+RUNNING = TaskStatus.RUNNING
+SUCCEEDED = TaskStatus.SUCCEEDED
+FAILED = TaskStatus.FAILED
+CANCELLED = TaskStatus.CANCELLED
+RETRY_WAIT = TaskStatus.RETRY_WAIT
+
+TASK_TRANSITIONS: dict[str, Transition] = table(
+    claim=({QUEUED, RETRY_WAIT}, RUNNING),
+    succeed=({RUNNING}, SUCCEEDED),
+    fail=({RUNNING}, FAILED),
+    backoff=({RUNNING}, RETRY_WAIT),
+    release=({RUNNING}, QUEUED),
+    cancel=({QUEUED, RUNNING, RETRY_WAIT}, CANCELLED),
+    retry=({FAILED}, QUEUED),
+)
+
+
+def transition_tasks(queryset: QuerySet, action: str, **updates) -> int:
+    """Apply `action` to every task of `queryset` that allows it; return the count."""
+    return apply_conditional_update(queryset, TASK_TRANSITIONS[action], **updates)
+
+
+def transition_task(task_id, action: str, **updates) -> IngestionTask:
+    """Apply `action` to one task or raise why it could not be applied."""
+    if transition_tasks(IngestionTask.objects.filter(pk=task_id), action, **updates):
+        return IngestionTask.objects.get(pk=task_id)
+    current = IngestionTask.objects.filter(pk=task_id).first()
+    if current is None:
+        raise NotFound("Ingestion task not found.")
+    raise InvalidTransition(
+        f"Cannot {action} an ingestion task that is {current.status}."
+    )

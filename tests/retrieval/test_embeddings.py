@@ -1,0 +1,171 @@
+"""Hashing embedder and tokenizer: deterministic, normalised, lexically sensible."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval.embeddings import (
+    Embedder,
+    HashingEmbedder,
+    cosine,
+    from_bytes,
+    get_embedder,
+    to_bytes,
+)
+from retrieval.tokens import tokenize
+
+REPO = Path(__file__).resolve().parents[2]
+
+LEAVE = "Every employee receives twenty five days of annual leave per calendar year."
+LEAVE_PARAPHRASE = "Employees get twenty five annual leave days each year."
+UNRELATED = "The office printer on the third floor needs a new toner cartridge."
+LEAVE_ZH = "每位员工每年享有二十五天年假。"
+LEAVE_ZH_PARAPHRASE = "员工年假为二十五天。"
+UNRELATED_ZH = "三楼的打印机需要更换墨盒。"
+
+
+def test_shape_dtype_and_normalisation() -> None:
+    embedder = HashingEmbedder()
+    vectors = embedder.embed([LEAVE, LEAVE_ZH, "", "   "])
+    assert vectors.shape == (4, 512)
+    assert vectors.dtype == np.float32
+    norms = np.linalg.norm(vectors, axis=1)
+    assert norms[:2] == pytest.approx([1.0, 1.0], abs=1e-5)
+    assert not vectors[2:].any()  # empty text: zero vector
+
+
+def test_empty_batch() -> None:
+    assert HashingEmbedder().embed([]).shape == (0, 512)
+
+
+def test_configurable_dimension() -> None:
+    embedder = HashingEmbedder(dimension=64)
+    assert embedder.embed([LEAVE]).shape == (1, 64)
+    assert embedder.name != HashingEmbedder().name
+
+
+def test_deterministic_across_instances() -> None:
+    first = HashingEmbedder().embed([LEAVE, LEAVE_ZH])
+    second = HashingEmbedder().embed([LEAVE, LEAVE_ZH])
+    assert np.array_equal(first, second)
+
+
+def test_deterministic_across_processes() -> None:
+    script = (
+        "import sys, hashlib; sys.path.insert(0, sys.argv[1]);"
+        "from retrieval.embeddings import HashingEmbedder;"
+        "v = HashingEmbedder().embed([sys.argv[2]]);"
+        "print(hashlib.sha256(v.tobytes()).hexdigest())"
+    )
+    digests = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        result = subprocess.run(
+            [sys.executable, "-c", script, str(REPO), LEAVE],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        digests.add(result.stdout.strip())
+    local = HashingEmbedder().embed([LEAVE])
+    digests.add(hashlib.sha256(local.tobytes()).hexdigest())
+    assert len(digests) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "paraphrase", "unrelated"),
+    [
+        (LEAVE, LEAVE_PARAPHRASE, UNRELATED),
+        (LEAVE_ZH, LEAVE_ZH_PARAPHRASE, UNRELATED_ZH),
+    ],
+    ids=["english", "chinese"],
+)
+def test_paraphrase_is_closer_than_unrelated_text(
+    text: str, paraphrase: str, unrelated: str
+) -> None:
+    query, close, far = HashingEmbedder().embed([text, paraphrase, unrelated])
+    assert cosine(query, close) > cosine(query, far) + 0.2
+
+
+def test_repeated_words_weigh_sublinearly() -> None:
+    embedder = HashingEmbedder()
+    once, many, other = embedder.embed(["leave policy", "leave " * 50 + "policy", "x"])
+    # 50 repetitions do not drown the other word.
+    assert cosine(once, many) > 0.5
+    assert cosine(once, other) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_get_embedder_is_a_process_wide_default() -> None:
+    embedder: Embedder = get_embedder()
+    assert embedder is get_embedder()
+    assert isinstance(embedder, HashingEmbedder)
+    assert embedder.dimension == 512
+    assert embedder.name == "hashing-v1-512"
+
+
+def test_bytes_round_trip() -> None:
+    vector = HashingEmbedder().embed([LEAVE])[0]
+    data = to_bytes(vector)
+    assert len(data) == 512 * 4
+    restored = from_bytes(data, 512)
+    assert restored.dtype == np.float32
+    assert np.array_equal(restored, vector)
+    restored[0] = 1.0  # writable copy, not a view on the bytes
+
+
+def test_from_bytes_rejects_wrong_length() -> None:
+    with pytest.raises(ValueError, match="expected 2048 bytes"):
+        from_bytes(b"\x00" * 100, 512)
+
+
+def test_embedding_is_fast_enough() -> None:
+    text = (LEAVE + " " + LEAVE_ZH) * 4
+    texts = [f"{i} {text[: 500 - len(str(i))]}" for i in range(1000)]
+    started = time.perf_counter()
+    HashingEmbedder().embed(texts)
+    assert time.perf_counter() - started < 2.0
+
+
+# --- tokenizer ----------------------------------------------------------------------
+
+
+def test_tokenize_latin_words_and_numbers() -> None:
+    assert tokenize("Annual Leave: 3.5 days, 1,000 USD; version 1.2.3 don't") == [
+        "annual",
+        "leave",
+        "3.5",
+        "days",
+        "1000",
+        "usd",
+        "version",
+        "1.2.3",
+        "don't",
+    ]
+
+
+def test_tokenize_cjk_unigrams_and_bigrams() -> None:
+    assert tokenize("年假天") == [
+        "年",
+        "假",
+        "天",
+        "年假",
+        "假天",
+    ]
+
+
+def test_tokenize_normalises_fullwidth_forms() -> None:
+    # Fullwidth letters and digits, as Chinese documents often write them.
+    assert tokenize("\uff21\uff22\uff23 \uff12\uff15") == ["abc", "25"]
+
+
+def test_tokenize_mixed_script() -> None:
+    assert tokenize("GPT4模型") == ["gpt4", "模", "型", "模型"]
