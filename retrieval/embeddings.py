@@ -19,6 +19,10 @@ import numpy as np
 from retrieval.tokens import cjk_ngrams, iter_terms
 
 
+class ProviderUnavailable(Exception):
+    """An embedding or chat provider timed out or could not be reached (transient)."""
+
+
 class Embedder(Protocol):
     name: str
     dimension: int
