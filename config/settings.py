@@ -120,6 +120,19 @@ STORAGES = {
     },
 }
 
+if STORAGES["default"]["BACKEND"] == "storages.backends.s3.S3Storage":
+    # Any S3-compatible object store; every API host and worker shares the bucket.
+    STORAGES["default"]["OPTIONS"] = {
+        "bucket_name": env("AWS_STORAGE_BUCKET_NAME"),
+        "endpoint_url": env("AWS_S3_ENDPOINT_URL", default="") or None,
+        "region_name": env("AWS_S3_REGION_NAME", default="") or None,
+        "access_key": env("AWS_ACCESS_KEY_ID", default="") or None,
+        "secret_key": env("AWS_SECRET_ACCESS_KEY", default="") or None,
+        "location": env("AWS_LOCATION", default=""),
+        "file_overwrite": False,
+        "default_acl": None,
+    }
+
 MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
 # Let an upload near the limit reach our own size check (and its 413).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int(
@@ -174,3 +187,64 @@ LOGGING = {
 INGESTION_POLL_INTERVAL = env.float("INGESTION_POLL_INTERVAL", default=1.0)
 INGESTION_CLAIM_WINDOW = env.int("INGESTION_CLAIM_WINDOW", default=16)
 INGESTION_EMBED_BATCH = env.int("INGESTION_EMBED_BATCH", default=32)
+
+# --- Retrieval ---
+# "hashing" (local, no network) or "openai-compatible" (see OPENAI_* below).
+EMBEDDING_PROVIDER = env("EMBEDDING_PROVIDER", default="hashing")
+EMBEDDING_DIMENSION = env.int("EMBEDDING_DIMENSION", default=256)
+# hybrid-v1: reciprocal rank fusion (k=60) of the keyword and vector lists with
+# these weights; the rerank adds coverage weight x the chunk's BM25 as a share of
+# the best candidate's + proximity weight x the share of the question's word pairs
+# found side by side. Tuned on CMRC 2018 dev (docs/retrieval-quality.md).
+RETRIEVAL_KEYWORD_WEIGHT = env.float("RETRIEVAL_KEYWORD_WEIGHT", default=1.0)
+RETRIEVAL_VECTOR_WEIGHT = env.float("RETRIEVAL_VECTOR_WEIGHT", default=0.2)
+RETRIEVAL_COVERAGE_WEIGHT = env.float("RETRIEVAL_COVERAGE_WEIGHT", default=1.0)
+RETRIEVAL_PROXIMITY_WEIGHT = env.float("RETRIEVAL_PROXIMITY_WEIGHT", default=1.0)
+
+# --- Ingestion reliability (see docs/operations.md) ---
+# A claim holds its task for this long; a heartbeat renews it every third of it.
+INGESTION_LEASE_SECONDS = env.float("INGESTION_LEASE_SECONDS", default=60.0)
+# Runs per task before a transient failure or an expired lease becomes `failed`.
+INGESTION_MAX_ATTEMPTS = env.int("INGESTION_MAX_ATTEMPTS", default=5)
+INGESTION_BACKOFF_BASE_SECONDS = env.float(
+    "INGESTION_BACKOFF_BASE_SECONDS", default=10.0
+)
+INGESTION_BACKOFF_FACTOR = env.float("INGESTION_BACKOFF_FACTOR", default=2.0)
+INGESTION_BACKOFF_CAP_SECONDS = env.float(
+    "INGESTION_BACKOFF_CAP_SECONDS", default=600.0
+)
+INGESTION_SHUTDOWN_GRACE_SECONDS = env.float(
+    "INGESTION_SHUTDOWN_GRACE_SECONDS", default=30.0
+)
+INGESTION_PARSE_TIMEOUT_SECONDS = env.float(
+    "INGESTION_PARSE_TIMEOUT_SECONDS", default=120.0
+)
+INGESTION_PARSE_MEMORY_BYTES = env.int(
+    "INGESTION_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024
+)
+INGESTION_MAX_PDF_PAGES = env.int("INGESTION_MAX_PDF_PAGES", default=2000)
+INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES = env.int(
+    "INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES", default=256 * 1024 * 1024
+)
+INGESTION_MAX_DOCX_COMPRESSION_RATIO = env.float(
+    "INGESTION_MAX_DOCX_COMPRESSION_RATIO", default=100.0
+)
+# Outbox relay: how often it looks for new events, and where else it sends them.
+OUTBOX_RELAY_INTERVAL = env.float("OUTBOX_RELAY_INTERVAL", default=0.1)
+OUTBOX_REDIS_URL = env("OUTBOX_REDIS_URL", default="")
+OUTBOX_REDIS_KEY = env("OUTBOX_REDIS_KEY", default="curator:ingestion:wake")
+
+# --- Answers ---
+# "extractive" (local, answers with the sources' own sentences) or
+# "openai-compatible" (an LLM server, see OPENAI_* below).
+CHAT_PROVIDER = env("CHAT_PROVIDER", default="extractive")
+# Least score (0-1 keyword coverage, +0.15 for a number) an extractive claim needs.
+CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.6)
+# An OpenAI-compatible server for embeddings and/or chat; never required.
+OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+OPENAI_EMBEDDING_MODEL = env("OPENAI_EMBEDDING_MODEL", default="")
+# 0: take the dimension from the server's first answer.
+OPENAI_EMBEDDING_DIMENSION = env.int("OPENAI_EMBEDDING_DIMENSION", default=0)
+OPENAI_CHAT_MODEL = env("OPENAI_CHAT_MODEL", default="")
+OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)

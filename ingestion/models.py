@@ -30,6 +30,7 @@ class TaskStatus(models.TextChoices):
 
 CLAIMABLE_STATUSES = (TaskStatus.QUEUED, TaskStatus.RETRY_WAIT)
 ACTIVE_STATUSES = (TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.RETRY_WAIT)
+FINISHED_STATUSES = (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELLED)
 
 
 class TaskStage(models.TextChoices):
@@ -48,7 +49,10 @@ class TaskStage(models.TextChoices):
 
 
 class ErrorCode(models.TextChoices):
-    """Stable reasons a task failed; clients may branch on them."""
+    """Stable reasons a task failed (or, on `retry_wait`, why the last run stopped).
+
+    Clients may branch on them. `TRANSIENT_ERROR_CODES` are retried automatically.
+    """
 
     PARSE_ERROR = "parse_error", "The file could not be parsed (damaged or encrypted)"
     OBJECT_READ_ERROR = "object_read_error", "The original could not be read"
@@ -56,6 +60,22 @@ class ErrorCode(models.TextChoices):
     DOCUMENT_NOT_FOUND = "document_not_found", "The task's document no longer exists"
     INTERNAL_ERROR = "internal_error", "Unexpected error in the worker"
     PROVIDER_UNAVAILABLE = "provider_unavailable", "Embedding provider unavailable"
+    DATABASE_UNAVAILABLE = "database_unavailable", "The database connection failed"
+    LEASE_EXPIRED = "lease_expired", "The worker stopped renewing its lease"
+    FILE_TOO_LARGE = "file_too_large", "Too large to parse (size or memory limit)"
+    TOO_MANY_PAGES = "too_many_pages", "More pages than the PDF page limit"
+    PARSE_TIMEOUT = "parse_timeout", "Parsing took longer than the time limit"
+
+
+# Failures that may go away by themselves: the task waits (`retry_wait`) and runs
+# again, up to INGESTION_MAX_ATTEMPTS runs. Every other code fails at once.
+TRANSIENT_ERROR_CODES = frozenset(
+    {
+        ErrorCode.OBJECT_READ_ERROR,
+        ErrorCode.PROVIDER_UNAVAILABLE,
+        ErrorCode.DATABASE_UNAVAILABLE,
+    }
+)
 
 
 class IngestionTaskQuerySet(models.QuerySet):
@@ -69,6 +89,13 @@ class IngestionTaskQuerySet(models.QuerySet):
 
     def running(self) -> IngestionTaskQuerySet:
         return self.filter(status=TaskStatus.RUNNING)
+
+    def lease_expired(self, now=None) -> IngestionTaskQuerySet:
+        # No lease at all means claimed before leases existed: nobody renews it.
+        return self.running().filter(
+            Q(lease_expires_at__lt=now or timezone.now())
+            | Q(lease_expires_at__isnull=True)
+        )
 
 
 class IngestionTask(models.Model):
@@ -126,8 +153,17 @@ class IngestionTask(models.Model):
         return int(100 * self.completed / self.total) if self.total else 0
 
 
+class OutboxEventQuerySet(models.QuerySet):
+    def undelivered(self) -> OutboxEventQuerySet:
+        return self.filter(delivered_at__isnull=True)
+
+
 class OutboxEvent(models.Model):
-    """An event written in the same transaction as the change it announces."""
+    """An event written in the same transaction as the change it announces.
+
+    `relay_outbox` (`ingestion/outbox.py`) publishes it once committed and sets
+    `delivered_at`; a failed publish counts in `attempts` and `last_error`.
+    """
 
     topic = models.CharField(max_length=100)
     payload = models.JSONField()
@@ -135,6 +171,8 @@ class OutboxEvent(models.Model):
     delivered_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=500, blank=True)
+
+    objects = OutboxEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]

@@ -5,7 +5,9 @@ and also becomes part of the `heading_path` of every block below it, until a hea
 the same or a higher level replaces it. PDF blocks carry their 1-based page number.
 
 Whatever is wrong with the input surfaces as `ParseError`, whose `reason` is short and
-safe to show to users or store on a task row: no paths, no tracebacks.
+safe to show to users or store on a task row: no paths, no tracebacks. Inputs beyond
+`ParseLimits` raise its subclasses `FileTooLarge` and `TooManyPages`, checked before
+the expensive work starts (a DOCX is measured from its zip directory, never inflated).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from html import unescape
 from html.parser import HTMLParser
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import docx
@@ -82,11 +85,40 @@ class ParseError(Exception):
         super().__init__(self.reason)
 
 
-def parse_document(kind: str, data: bytes) -> list[Block]:
+class FileTooLarge(ParseError):
+    """Beyond a size limit (uncompressed DOCX size, compression ratio, memory)."""
+
+
+class TooManyPages(ParseError):
+    """A PDF with more pages than allowed."""
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    """Bounds checked before parsing; `None` switches one off."""
+
+    max_pdf_pages: int | None = 2000
+    max_docx_uncompressed_bytes: int | None = 256 * 1024 * 1024
+    # Only members above _RATIO_CHECK_BYTES: small, very regular parts are normal.
+    max_docx_compression_ratio: float | None = 100.0
+
+
+def parse_document(
+    kind: str, data: bytes, limits: ParseLimits | None = None
+) -> list[Block]:
     """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes."""
     parser = _PARSERS.get(kind)
     if parser is None:
         raise ParseError(f"unsupported document kind: {kind[:40]}")
+    limits = limits or ParseLimits()
+    if kind == "pdf" and limits.max_pdf_pages is not None:
+        pages = pdf_page_count(data, stop_after=limits.max_pdf_pages + 1)
+        if pages > limits.max_pdf_pages:
+            raise TooManyPages(
+                f"the PDF has more than {limits.max_pdf_pages} pages, the limit"
+            )
+    if kind == "docx":
+        check_docx_archive(data, limits)
     try:
         blocks = parser(data)
     except (ParseError, MemoryError):
@@ -476,16 +508,17 @@ class _ScannedXrefDocument(PDFDocument):
         raise PDFNoValidXRef("rebuilding the cross-reference table")
 
 
-def _pdf_pages(data: bytes) -> list[PDFPage]:
+def _pdf_pages(data: bytes, stop_after: int | None = None) -> list[PDFPage]:
     # Acrobat accepts the header anywhere in the first KiB; so does pdfminer.
     if b"%PDF-" not in data[:1024]:
         raise ParseError("not a PDF file")
-    pages = list(PDFPage.create_pages(PDFDocument(PDFParser(io.BytesIO(data)))))
+    document = PDFDocument(PDFParser(io.BytesIO(data)))
+    pages = list(islice(PDFPage.create_pages(document), stop_after))
     if not pages:
         # A wrong xref table (offsets shifted by one object, say) hides every page;
         # viewers then rebuild the table by scanning the file, and so do we.
         document = _ScannedXrefDocument(PDFParser(io.BytesIO(data)))
-        pages = list(PDFPage.create_pages(document))
+        pages = list(islice(PDFPage.create_pages(document), stop_after))
     if not pages:
         raise ParseError("damaged PDF: no pages")
     return pages
@@ -508,9 +541,10 @@ def parse_pdf(data: bytes) -> list[Block]:
     return blocks
 
 
-def pdf_page_count(data: bytes) -> int:
+def pdf_page_count(data: bytes, *, stop_after: int | None = None) -> int:
+    """Pages of the PDF, counting no further than `stop_after`."""
     with _pdf_errors():
-        return len(_pdf_pages(data))
+        return len(_pdf_pages(data, stop_after))
 
 
 # --- DOCX -------------------------------------------------------------------------
@@ -549,7 +583,7 @@ _DOCX_SKIP = frozenset(
 _DOCX_FALSE = frozenset({"0", "false", "off"})
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*([1-9])$", re.IGNORECASE)
 _TOC_STYLE = re.compile(r"^toc(?:\s*\d|\s+heading)$", re.IGNORECASE)
-_MAX_DOCX_UNCOMPRESSED = 512 * 1024 * 1024
+_RATIO_CHECK_BYTES = 1024 * 1024
 _MAX_HEADING_CHARS = 200
 
 
@@ -684,14 +718,35 @@ def _docx_row_text(row: _Element) -> str:
     return " | ".join(cells)
 
 
-def _check_docx_archive(data: bytes) -> None:
+def check_docx_archive(data: bytes, limits: ParseLimits) -> None:
+    """Refuse a zip bomb from its central directory, before anything is inflated.
+
+    The declared sizes are a hard bound: `zipfile` stops inflating a member at its
+    declared size (and then fails its CRC), so a member cannot lie its way past this.
+    """
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            total = sum(info.file_size for info in archive.infolist())
+            members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise ParseError("not a valid DOCX archive") from exc
-    if total > _MAX_DOCX_UNCOMPRESSED:
-        raise ParseError("DOCX archive too large when uncompressed")
+    total = sum(info.file_size for info in members)
+    limit = limits.max_docx_uncompressed_bytes
+    if limit is not None and total > limit:
+        raise FileTooLarge(
+            f"the DOCX holds {total // 2**20} MiB uncompressed, more than the "
+            f"{limit // 2**20} MiB limit"
+        )
+    ratio = limits.max_docx_compression_ratio
+    for info in members:
+        if (
+            ratio is not None
+            and info.file_size > _RATIO_CHECK_BYTES
+            and info.file_size > ratio * max(info.compress_size, 1)
+        ):
+            raise FileTooLarge(
+                f"a part of the DOCX is compressed more than {ratio:g} to 1 "
+                "(a zip bomb)"
+            )
 
 
 def parse_docx(data: bytes) -> list[Block]:
@@ -699,7 +754,6 @@ def parse_docx(data: bytes) -> list[Block]:
 
     Headers, footers, footnotes, comments and table-of-contents entries are left out.
     """
-    _check_docx_archive(data)
     try:
         document = docx.Document(io.BytesIO(data))
     except MemoryError:

@@ -2,7 +2,10 @@
 
 The pipeline reports progress through `ingestion.services`, whose writes are all
 guarded by the claim; when one of them finds the task gone it raises `TaskLost`
-and the pipeline stops without touching anything else.
+and the pipeline stops without touching anything else. Before each report, and
+while it waits for the parser, it calls `interrupt()`, through which the worker
+stops it early (lease lost, shutdown grace over). Parsing runs in the worker's
+parser process (`sandbox.py`), bounded in time, memory, pages and DOCX size.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from django.core.files.storage import default_storage
 
 from documents.models import Document
 from documents.uploads import kind_for_content_type
-from retrieval.embeddings import get_embedder
+from retrieval.embeddings import ProviderUnavailable, get_embedder
 
 from . import services
 from .chunking import chunk_blocks
 from .models import ErrorCode, TaskStage
-from .parsers import ParseError, parse_document
+from .parsers import FileTooLarge, ParseError, ParseLimits, TooManyPages
+from .sandbox import ParseSandbox, ParseTimeout, shared_sandbox
 from .services import TaskClaim, TaskLost
 
 logger = logging.getLogger(__name__)
@@ -37,10 +41,45 @@ class IngestionFailure(Exception):
         self.detail = detail
 
 
+# Most specific first: the subclasses of ParseError carry their own code.
+PARSE_ERROR_CODES: tuple[tuple[type[ParseError], str], ...] = (
+    (ParseTimeout, ErrorCode.PARSE_TIMEOUT),
+    (TooManyPages, ErrorCode.TOO_MANY_PAGES),
+    (FileTooLarge, ErrorCode.FILE_TOO_LARGE),
+    (ParseError, ErrorCode.PARSE_ERROR),
+)
+
+
+def parse_limits() -> ParseLimits:
+    return ParseLimits(
+        max_pdf_pages=settings.INGESTION_MAX_PDF_PAGES,
+        max_docx_uncompressed_bytes=settings.INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES,
+        max_docx_compression_ratio=settings.INGESTION_MAX_DOCX_COMPRESSION_RATIO,
+    )
+
+
+def parse_memory_bytes() -> int | None:
+    return settings.INGESTION_PARSE_MEMORY_BYTES or None
+
+
+def warm_parser() -> None:
+    """Start this process's parser ahead of the first task."""
+    shared_sandbox().start(memory_bytes=parse_memory_bytes())
+
+
 class IngestionPipeline:
-    def __init__(self, claim: TaskClaim, on_progress: ProgressCallback | None = None):
+    def __init__(
+        self,
+        claim: TaskClaim,
+        on_progress: ProgressCallback | None = None,
+        *,
+        interrupt: Callable[[], None] = lambda: None,
+        sandbox: ParseSandbox | None = None,
+    ):
         self.claim = claim
         self.on_progress = on_progress or (lambda stage, done, total: None)
+        self.interrupt = interrupt
+        self.sandbox = sandbox or shared_sandbox()
         self.embedder = get_embedder()
         self.batch_size = settings.INGESTION_EMBED_BATCH
 
@@ -65,7 +104,8 @@ class IngestionPipeline:
             embedding_model=self.embedder.name,
         )
         if not services.ingestion_task_still_held(self.claim):
-            services.ingestion_task_discard_chunks(self.claim)
+            # Whoever took the task removed these chunks (cancel, reclaim) or will
+            # replace them; deleting by task id here could hit a successor's.
             raise TaskLost(self.claim.task_id)
         self.report(TaskStage.INDEXING, len(chunks), len(chunks))
 
@@ -74,6 +114,7 @@ class IngestionPipeline:
         return len(chunks)
 
     def report(self, stage: str, completed: int, total: int) -> None:
+        self.interrupt()
         services.ingestion_task_report_progress(
             self.claim, stage=stage, completed=completed, total=total
         )
@@ -100,9 +141,17 @@ class IngestionPipeline:
 
     def parse(self, document: Document, data: bytes) -> list:
         try:
-            blocks = parse_document(kind_for_content_type(document.content_type), data)
+            blocks = self.sandbox.parse(
+                kind_for_content_type(document.content_type),
+                data,
+                limits=parse_limits(),
+                timeout=settings.INGESTION_PARSE_TIMEOUT_SECONDS,
+                memory_bytes=parse_memory_bytes(),
+                interrupt=self.interrupt,
+            )
         except ParseError as error:
-            raise IngestionFailure(ErrorCode.PARSE_ERROR, str(error)) from error
+            code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))
+            raise IngestionFailure(code, str(error)) from error
         chunks = chunk_blocks(blocks)
         if not chunks:
             raise IngestionFailure(
@@ -120,6 +169,12 @@ class IngestionPipeline:
         parts = []
         for start in range(0, total, self.batch_size):
             batch = chunks[start : start + self.batch_size]
-            parts.append(self.embedder.embed([chunk.text for chunk in batch]))
+            try:
+                parts.append(self.embedder.embed([chunk.text for chunk in batch]))
+            except ProviderUnavailable as error:
+                raise IngestionFailure(
+                    ErrorCode.PROVIDER_UNAVAILABLE,
+                    f"The embedding provider is unavailable ({type(error).__name__}).",
+                ) from error
             self.report(TaskStage.EMBEDDING, min(start + len(batch), total), total)
         return np.concatenate(parts).astype(np.float32, copy=False)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Min, QuerySet
+from django.utils import timezone
 
 from config.errors import NotFound
 from documents.selectors import knowledge_base_ids_for
 
-from .models import IngestionTask
+from .models import IngestionTask, OutboxEvent, TaskStatus
 
 
 def tasks_visible_to(user) -> QuerySet[IngestionTask]:
@@ -25,3 +28,48 @@ def visible_task(user, task_id) -> IngestionTask:
 
 def latest_task(document_id) -> IngestionTask | None:
     return IngestionTask.objects.filter(document_id=document_id).first()
+
+
+def ingestion_status(now: datetime | None = None) -> dict:
+    """What an operator needs at a glance (`manage.py ingestion_status`)."""
+    now = now or timezone.now()
+    counts = dict(
+        IngestionTask.objects.values_list("status").annotate(n=Count("pk")).order_by()
+    )
+    oldest = IngestionTask.objects.filter(status=TaskStatus.QUEUED).aggregate(
+        since=Min("available_at")
+    )["since"]
+    running = [
+        {
+            "task_id": str(task.pk),
+            "document_id": str(task.document_id),
+            "worker_id": task.worker_id,
+            "attempt": task.attempt,
+            "stage": task.stage,
+            "completed": task.completed,
+            "total": task.total,
+            "lease_expires_in_seconds": (
+                round((task.lease_expires_at - now).total_seconds(), 1)
+                if task.lease_expires_at
+                else None
+            ),
+        }
+        for task in IngestionTask.objects.running().order_by("started_at")
+    ]
+    failures = dict(
+        IngestionTask.objects.filter(
+            status=TaskStatus.FAILED, finished_at__gte=now - timedelta(hours=24)
+        )
+        .values_list("error_code")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    return {
+        "tasks_by_status": {status: counts.get(status, 0) for status in TaskStatus},
+        "oldest_queued_age_seconds": (
+            round((now - oldest).total_seconds(), 1) if oldest else None
+        ),
+        "running": running,
+        "failures_last_24h_by_error_code": failures,
+        "outbox_undelivered": OutboxEvent.objects.undelivered().count(),
+    }

@@ -1,19 +1,25 @@
 """Every write on ingestion tasks: what people ask for, and what workers report.
 
 People: `document_submit`, `ingestion_task_cancel`, `ingestion_task_retry`.
-Workers: `ingestion_task_claim` / `ingestion_task_claim_next`, then writes that are
-all filtered by the claim token they got (`TaskClaim`), so a worker that lost its
-task (cancelled, or reclaimed) changes nothing and learns it from `TaskLost`.
+Workers: `ingestion_tasks_reclaim_expired`, `ingestion_task_claim`, then writes that
+are all filtered by the claim token they got (`TaskClaim`), so a worker that lost its
+task (cancelled, or reclaimed after its lease expired) changes nothing and learns it
+from `TaskLost`: progress, lease renewal, chunks, success, failure (retried with
+backoff when transient), release on shutdown.
+Operators: `ingestion_history_prune`.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from config.errors import InvalidTransition
@@ -22,7 +28,15 @@ from documents.selectors import require_role, visible_document
 from documents.transitions import transition_document, transition_documents
 from retrieval.services import chunks_discard, chunks_replace
 
-from .models import IngestionTask, OutboxEvent, TaskStage, TaskStatus
+from .models import (
+    FINISHED_STATUSES,
+    TRANSIENT_ERROR_CODES,
+    ErrorCode,
+    IngestionTask,
+    OutboxEvent,
+    TaskStage,
+    TaskStatus,
+)
 from .selectors import visible_task
 from .transitions import transition_task, transition_tasks
 
@@ -57,7 +71,7 @@ def document_submit(*, user, document_id) -> IngestionTask:
     with transaction.atomic():
         transition_document(document.pk, "submit")
         task = IngestionTask.objects.create(document_id=document.pk)
-        _announce_queued(task)
+        _announce_queued(task_id=task.pk, document_id=document.pk)
     logger.info("ingestion task queued task=%s document=%s", task.pk, document.pk)
     return task
 
@@ -96,7 +110,7 @@ def ingestion_task_retry(*, user, task_id) -> IngestionTask:
             finished_at=None,
         )
         transition_document(task.document_id, "retry")
-        _announce_queued(retried)
+        _announce_queued(task_id=retried.pk, document_id=retried.document_id)
     logger.info("ingestion task retried task=%s by=%s", task.pk, user.username)
     return retried
 
@@ -107,58 +121,147 @@ def _task_for_editor(user, task_id) -> IngestionTask:
     return task
 
 
-def _announce_queued(task: IngestionTask) -> None:
+def _announce_queued(*, task_id, document_id) -> None:
     OutboxEvent.objects.create(
         topic=TASK_QUEUED_TOPIC,
-        payload={"task_id": str(task.pk), "document_id": str(task.document_id)},
+        payload={"task_id": str(task_id), "document_id": str(document_id)},
     )
 
 
 # --- What workers do -------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A claimable task as last read: claiming it also checks `attempt` is unchanged."""
+
+    task_id: uuid.UUID
+    document_id: uuid.UUID
+    attempt: int
+
+
 def ingestion_task_claim(task_id, *, worker_id: str) -> TaskClaim | None:
     """Try to take one task; `None` when another worker (or nobody) may run it."""
+    task = (
+        IngestionTask.objects.filter(pk=task_id)
+        .values("document_id", "attempt")
+        .first()
+    )
+    if task is None:
+        return None
+    return ingestion_task_claim_candidate(
+        Candidate(task_id, task["document_id"], task["attempt"]), worker_id=worker_id
+    )
+
+
+def ingestion_task_claim_candidate(
+    candidate: Candidate, *, worker_id: str
+) -> TaskClaim | None:
+    """One conditional UPDATE; the row count decides whether this worker won.
+
+    Filtering on the attempt that was read makes the new attempt known without
+    reading the row back: a task claimed and released meanwhile is simply missed.
+    """
     now = timezone.now()
     token = uuid.uuid4()
     claimed = transition_tasks(
-        IngestionTask.objects.claimable(now).filter(pk=task_id),
+        IngestionTask.objects.claimable(now).filter(
+            pk=candidate.task_id, attempt=candidate.attempt
+        ),
         "claim",
         worker_id=worker_id,
         claim_token=token,
+        lease_expires_at=now + _lease(),
         attempt=F("attempt") + 1,
         stage=TaskStage.DOWNLOAD,
         completed=0,
         total=0,
+        error_code=None,
+        error_detail=None,
         started_at=now,
         finished_at=None,
     )
     if claimed != 1:
         return None
-    task = IngestionTask.objects.values("document_id", "attempt").get(
-        pk=task_id, claim_token=token
-    )
     return TaskClaim(
-        task_id=task_id,
-        document_id=task["document_id"],
+        task_id=candidate.task_id,
+        document_id=candidate.document_id,
         worker_id=worker_id,
         claim_token=token,
-        attempt=task["attempt"],
+        attempt=candidate.attempt + 1,
     )
 
 
-def claimable_task_ids(limit: int) -> list[uuid.UUID]:
-    return list(
-        IngestionTask.objects.claimable()
+def claimable_tasks(limit: int) -> list[Candidate]:
+    """The oldest claimable tasks, oldest first."""
+    return [
+        Candidate(*row)
+        for row in IngestionTask.objects.claimable()
         .order_by("available_at", "created_at")
-        .values_list("pk", flat=True)[:limit]
-    )
+        .values_list("pk", "document_id", "attempt")[:limit]
+    ]
 
 
 def _held(claim: TaskClaim):
     return IngestionTask.objects.filter(
         pk=claim.task_id, status=TaskStatus.RUNNING, claim_token=claim.claim_token
     )
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.INGESTION_LEASE_SECONDS)
+
+
+def ingestion_task_renew_lease(claim: TaskClaim) -> bool:
+    """Push the lease forward; `False` when the task is no longer ours."""
+    return _held(claim).update(lease_expires_at=timezone.now() + _lease()) == 1
+
+
+def ingestion_tasks_reclaim_expired(*, limit: int = 100) -> int:
+    """Take back running tasks whose worker stopped renewing the lease.
+
+    While attempts remain the task waits in `retry_wait`, claimable at once; then it
+    fails with `lease_expired` and its document fails with it. Clearing the claim
+    token makes every late write of the old worker match no row, and the chunks it
+    may have written go in the same transaction.
+    """
+    now = timezone.now()
+    expired = IngestionTask.objects.lease_expired(now).values_list(
+        "pk", "document_id", "attempt"
+    )[:limit]
+    reclaimed = 0
+    for task_id, document_id, attempt in expired:
+        still_expired = IngestionTask.objects.lease_expired(now).filter(
+            pk=task_id, attempt=attempt
+        )
+        exhausted = attempt >= settings.INGESTION_MAX_ATTEMPTS
+        with transaction.atomic():
+            moved = transition_tasks(
+                still_expired,
+                "fail" if exhausted else "backoff",
+                error_code=ErrorCode.LEASE_EXPIRED,
+                error_detail="The worker stopped renewing its lease (it crashed, "
+                "hung or lost its database connection).",
+                claim_token=None,
+                lease_expires_at=None,
+                available_at=now,
+                finished_at=now if exhausted else None,
+            )
+            if not moved:
+                continue
+            if exhausted:
+                transition_documents(
+                    Document.objects.filter(pk=document_id), "ingest_fail"
+                )
+            chunks_discard(document_id=document_id, ingestion_task_id=task_id)
+        reclaimed += 1
+        logger.warning(
+            "ingestion task lease expired task=%s attempt=%s now=%s",
+            task_id,
+            attempt,
+            "failed" if exhausted else "retry_wait",
+        )
+    return reclaimed
 
 
 def ingestion_task_report_progress(
@@ -210,6 +313,66 @@ def ingestion_task_succeed(claim: TaskClaim) -> None:
         transition_document(claim.document_id, "ingest_succeed")
 
 
+def ingestion_task_report_failure(
+    claim: TaskClaim, *, error_code: str, detail: str
+) -> str | None:
+    """Retry a transient failure later while attempts remain, else fail.
+
+    Returns the task's new status, or `None` when the task was no longer ours.
+    """
+    if (
+        error_code in TRANSIENT_ERROR_CODES
+        and claim.attempt < settings.INGESTION_MAX_ATTEMPTS
+    ):
+        available_at = timezone.now() + timedelta(seconds=backoff_delay(claim.attempt))
+        if ingestion_task_backoff(
+            claim, error_code=error_code, detail=detail, available_at=available_at
+        ):
+            return TaskStatus.RETRY_WAIT
+        return None
+    if ingestion_task_fail(claim, error_code=error_code, detail=detail):
+        return TaskStatus.FAILED
+    return None
+
+
+_jitter = random.Random()  # noqa: S311 - load spreading, not security
+
+
+def backoff_delay(attempt: int, *, rng: random.Random | None = None) -> float:
+    """Seconds before run `attempt + 1`: exponential, capped, with jitter.
+
+    `min(cap, base * factor ** (attempt - 1))` times a random factor in [0.5, 1):
+    retries of tasks that failed together (a provider outage) spread out, and no
+    delay is shorter than half its step.
+    """
+    step = min(
+        settings.INGESTION_BACKOFF_CAP_SECONDS,
+        settings.INGESTION_BACKOFF_BASE_SECONDS
+        * settings.INGESTION_BACKOFF_FACTOR ** max(attempt - 1, 0),
+    )
+    return step * (rng or _jitter).uniform(0.5, 1.0)
+
+
+def ingestion_task_backoff(
+    claim: TaskClaim, *, error_code: str, detail: str, available_at: datetime
+) -> bool:
+    """`retry_wait` until `available_at`; the document stays `processing`."""
+    with transaction.atomic():
+        moved = transition_tasks(
+            _held(claim),
+            "backoff",
+            error_code=error_code,
+            error_detail=detail[:ERROR_DETAIL_LIMIT],
+            available_at=available_at,
+            claim_token=None,
+            lease_expires_at=None,
+        )
+        if not moved:
+            return False
+        ingestion_task_discard_chunks(claim)
+    return True
+
+
 def ingestion_task_fail(claim: TaskClaim, *, error_code: str, detail: str) -> bool:
     """Task and document `failed` with a stable code; this run's chunks removed."""
     with transaction.atomic():
@@ -228,3 +391,88 @@ def ingestion_task_fail(claim: TaskClaim, *, error_code: str, detail: str) -> bo
         )
         ingestion_task_discard_chunks(claim)
     return True
+
+
+def ingestion_task_release(claim: TaskClaim) -> bool:
+    """Give the task back to the queue unfinished (worker shutdown).
+
+    No attempt is charged, this run's chunks go, and the queued event is announced
+    again so another worker picks it up promptly.
+    """
+    with transaction.atomic():
+        released = transition_tasks(
+            _held(claim),
+            "release",
+            attempt=F("attempt") - 1,
+            stage=TaskStage.DOWNLOAD,
+            completed=0,
+            total=0,
+            worker_id=None,
+            claim_token=None,
+            lease_expires_at=None,
+            started_at=None,
+            available_at=timezone.now(),
+        )
+        if not released:
+            return False
+        ingestion_task_discard_chunks(claim)
+        _announce_queued(task_id=claim.task_id, document_id=claim.document_id)
+    return True
+
+
+# --- What the outbox relay does ---------------------------------------------------
+
+
+def outbox_events_mark_delivered(*, event_ids: list[int]) -> int:
+    """Mark published events delivered (those no other relay marked first)."""
+    return (
+        OutboxEvent.objects.undelivered()
+        .filter(pk__in=event_ids)
+        .update(delivered_at=timezone.now(), attempts=F("attempts") + 1, last_error="")
+    )
+
+
+def outbox_event_record_failure(*, event_id: int, error: str) -> None:
+    """Count a failed publish; the event stays undelivered and is tried again."""
+    OutboxEvent.objects.undelivered().filter(pk=event_id).update(
+        attempts=F("attempts") + 1, last_error=error[:ERROR_DETAIL_LIMIT]
+    )
+
+
+# --- What operators do ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    tasks: int
+    events: int
+
+
+def ingestion_history_prune(*, older_than: timedelta, batch: int = 1000) -> PruneResult:
+    """Delete finished tasks and delivered outbox events older than `older_than`.
+
+    The latest task of each document stays, whatever its age: it is the
+    document's current ingestion state.
+    """
+    cutoff = timezone.now() - older_than
+    newer_sibling = IngestionTask.objects.filter(
+        document_id=OuterRef("document_id"), created_at__gt=OuterRef("created_at")
+    )
+    old_tasks = IngestionTask.objects.filter(
+        status__in=FINISHED_STATUSES, finished_at__lt=cutoff
+    ).filter(Exists(newer_sibling))
+    old_events = OutboxEvent.objects.filter(
+        delivered_at__isnull=False, delivered_at__lt=cutoff
+    )
+    return PruneResult(
+        tasks=_delete_in_batches(old_tasks, batch),
+        events=_delete_in_batches(old_events, batch),
+    )
+
+
+def _delete_in_batches(queryset, batch: int) -> int:
+    deleted = 0
+    while ids := list(queryset.values_list("pk", flat=True)[:batch]):
+        count, _ = queryset.model.objects.filter(pk__in=ids).delete()
+        deleted += count
+    return deleted

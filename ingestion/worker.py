@@ -1,9 +1,17 @@
 """The ingestion worker loop, drivable from tests without a subprocess.
 
     while not stopping:
-        claim = claim the given task, or the next claimable one
-        nothing to claim -> exit (one-shot, the cron form) or sleep (--loop)
-        run the pipeline under that claim; record success or a stable error code
+        reclaim tasks whose lease expired (any worker does it, before claiming)
+        claim the given task, or the next claimable one
+        nothing to claim -> exit (one-shot, the cron form) or wait for a wake-up
+                            or the poll interval (--loop)
+        run the pipeline under that claim, a heartbeat thread renewing the lease;
+        record success, a retry with backoff (transient) or a stable error code
+    the database went away (--loop) -> log, back off, reconnect, go on
+
+Stopping: the first SIGTERM/SIGINT stops claiming; the current task may finish
+within the grace period, after which (or at a second signal) it is released back
+to `queued` at the pipeline's next checkpoint, uncharged.
 
 Claiming is a conditional UPDATE whose row count decides who won. To keep eight
 workers from all aiming at the head of the queue, a worker that has just missed a
@@ -22,16 +30,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import DatabaseError, connection
 
 from . import services
 from .models import ErrorCode
-from .pipeline import IngestionFailure, IngestionPipeline
+from .outage import (
+    CONNECTION_ERRORS,
+    DatabaseOutage,
+    close_connection,
+    refresh_connections,
+)
+from .pipeline import IngestionFailure, IngestionPipeline, warm_parser
 from .services import TaskClaim, TaskLost
+from .wakeups import PollWaiter, Waiter
 
 logger = logging.getLogger(__name__)
 
 SPREAD_CLAIMS_AFTER_MISS = 25
+
+
+class ReleaseRequested(Exception):
+    """Shutdown: give the current task back instead of finishing it."""
 
 
 @dataclass
@@ -40,8 +59,69 @@ class WorkerStats:
     missed: int = 0
     succeeded: int = 0
     failed: int = 0
+    retried: int = 0
+    released: int = 0
     lost: int = 0
     outcomes: dict[str, str] = field(default_factory=dict)
+
+
+class Heartbeat:
+    """Renews one claim's lease every third of the lease, from its own thread.
+
+    Its own thread has its own database connection, so a renewal never waits for
+    the pipeline (a slow parse, a long transaction). A renewal that finds the task
+    gone sets `lost`, and the pipeline stops at its next checkpoint.
+    """
+
+    def __init__(self, claim: TaskClaim, *, interval: float) -> None:
+        self.claim = claim
+        self.interval = interval
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"heartbeat-{claim.task_id}", daemon=True
+        )
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join(timeout=min(self.interval, 5))
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    held = services.ingestion_task_renew_lease(self.claim)
+                except DatabaseError as error:
+                    logger.warning(
+                        "lease renewal failed task=%s (%s)",
+                        self.claim.task_id,
+                        type(error).__name__,
+                    )
+                    close_connection()
+                    continue
+                if not held:
+                    self.lost.set()
+                    return
+        finally:
+            close_connection()
+
+
+class _NoHeartbeat:
+    """Inside a caller's transaction (tests driving the worker) no other connection
+    can see the task, so there is nothing a heartbeat thread could renew."""
+
+    def __init__(self) -> None:
+        self.lost = threading.Event()
+
+    def __enter__(self) -> _NoHeartbeat:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        pass
 
 
 class Worker:
@@ -52,15 +132,28 @@ class Worker:
         loop: bool = False,
         max_tasks: int | None = None,
         poll_interval: float = 1.0,
+        waiter: Waiter | None = None,
+        grace_seconds: float | None = None,
+        reconnect_delays: tuple[float, float] = (1.0, 30.0),
         write: Callable[[str], None] = print,
     ) -> None:
         self.worker_id = worker_id
         self.loop = loop
         self.max_tasks = max_tasks
         self.poll_interval = poll_interval
+        self.waiter = waiter or PollWaiter()
+        self.grace_seconds = (
+            settings.INGESTION_SHUTDOWN_GRACE_SECONDS
+            if grace_seconds is None
+            else grace_seconds
+        )
         self.write = write
+        self.outage = DatabaseOutage(
+            name=f"worker={worker_id}", delays=reconnect_delays, write=write
+        )
         self.stats = WorkerStats()
         self.stopping = threading.Event()
+        self._release_at: float | None = None
         self._spread_remaining = 0
         self._rng = random.Random()  # noqa: S311 - load spreading, not security
 
@@ -71,39 +164,58 @@ class Worker:
             signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum, frame) -> None:
-        self.write(
-            f"stopping worker={self.worker_id} signal={signal.Signals(signum).name}"
-        )
+        # State first, output after: a second signal may interrupt this handler.
+        name = signal.Signals(signum).name
+        if self.stopping.is_set():
+            self._release_at = time.monotonic()
+            self.write(f"releasing now worker={self.worker_id} signal={name}")
+            return
+        self._release_at = time.monotonic() + self.grace_seconds
         self.stopping.set()
+        self.write(
+            f"stopping worker={self.worker_id} signal={name} "
+            f"grace={self.grace_seconds:g}s"
+        )
 
     def run(self, task_id=None) -> WorkerStats:
-        if task_id is not None:
-            claim = services.ingestion_task_claim(task_id, worker_id=self.worker_id)
-            if claim is None:
-                self.stats.missed += 1
-                self.write(f"claim missed task={task_id} worker={self.worker_id}")
+        try:
+            if task_id is not None:
+                self._run_one(task_id)
             else:
-                self.execute(claim)
-            return self.stats
+                self._run_queue()
+        finally:
+            self.waiter.close()
+            refresh_connections()
+        return self.stats
 
+    def _run_one(self, task_id) -> None:
+        services.ingestion_tasks_reclaim_expired()
+        claim = services.ingestion_task_claim(task_id, worker_id=self.worker_id)
+        if claim is None:
+            self.stats.missed += 1
+            self.write(f"claim missed task={task_id} worker={self.worker_id}")
+        else:
+            self.execute(claim)
+
+    def _run_queue(self) -> None:
+        if self.loop:
+            warm_parser()
         while not self.stopping.is_set() and not self._reached_max():
-            self._refresh_connections()
-            claim = self.claim_next()
+            try:
+                refresh_connections()
+                claim = self.claim_next()
+            except CONNECTION_ERRORS as error:
+                if not self.loop:
+                    raise
+                self.outage.wait_after(error, self.stopping)
+                continue
+            self.outage.recovered()
             if claim is None:
                 if not self.loop:
                     break
-                self.stopping.wait(self.poll_interval)
+                self.waiter.wait(self.poll_interval, self.stopping)
                 continue
             self.execute(claim)
-        self._refresh_connections()
-        return self.stats
-
-    @staticmethod
-    def _refresh_connections() -> None:
-        # Drop broken or expired connections between tasks (not inside a
-        # caller's transaction, as when tests drive the worker).
-        if not connection.in_atomic_block:
-            close_old_connections()
 
     def _reached_max(self) -> bool:
         return self.max_tasks is not None and self.stats.claimed >= self.max_tasks
@@ -111,16 +223,21 @@ class Worker:
     # --- claiming --------------------------------------------------------------
 
     def claim_next(self) -> TaskClaim | None:
+        services.ingestion_tasks_reclaim_expired()
         while True:
-            candidates = services.claimable_task_ids(settings.INGESTION_CLAIM_WINDOW)
+            spreading = self._spread_remaining > 0
+            candidates = services.claimable_tasks(
+                settings.INGESTION_CLAIM_WINDOW * (4 if spreading else 1)
+            )
             if not candidates:
                 return None
-            if self._spread_remaining > 0:
+            if spreading:
                 self._spread_remaining -= 1
-                start = self._rng.randrange(len(candidates))
-                candidates = candidates[start:] + candidates[:start]
-            for task_id in candidates:
-                claim = services.ingestion_task_claim(task_id, worker_id=self.worker_id)
+                self._rng.shuffle(candidates)
+            for candidate in candidates:
+                claim = services.ingestion_task_claim_candidate(
+                    candidate, worker_id=self.worker_id
+                )
                 if claim is not None:
                     return claim
                 self.stats.missed += 1
@@ -136,7 +253,13 @@ class Worker:
             f"status=running attempt={claim.attempt}"
         )
         started = time.monotonic()
-        outcome = self._run_pipeline(claim)
+        heartbeat = (
+            _NoHeartbeat()
+            if connection.in_atomic_block
+            else Heartbeat(claim, interval=settings.INGESTION_LEASE_SECONDS / 3)
+        )
+        with heartbeat:
+            outcome = self._run_pipeline(claim, heartbeat.lost)
         self.stats.outcomes[str(claim.task_id)] = outcome
         logger.info(
             "task finished task=%s worker=%s outcome=%s seconds=%.3f",
@@ -147,19 +270,38 @@ class Worker:
         )
         return outcome
 
-    def _run_pipeline(self, claim: TaskClaim) -> str:
-        pipeline = IngestionPipeline(claim, on_progress=self._print_progress)
+    def _checkpoint(self, claim: TaskClaim, lost: threading.Event) -> None:
+        """Called by the pipeline between steps and while it waits for the parser."""
+        if lost.is_set():
+            raise TaskLost(claim.task_id)
+        if self._release_at is not None and time.monotonic() >= self._release_at:
+            raise ReleaseRequested
+
+    def _run_pipeline(self, claim: TaskClaim, lost: threading.Event) -> str:
+        pipeline = IngestionPipeline(
+            claim,
+            on_progress=self._print_progress,
+            interrupt=lambda: self._checkpoint(claim, lost),
+        )
         try:
             chunk_count = pipeline.run()
         except TaskLost:
-            self.stats.lost += 1
-            self.write(
-                f"lost task={claim.task_id} worker={self.worker_id} "
-                "(cancelled or taken over; nothing written)"
-            )
-            return "lost"
+            return self._lost(claim, "(cancelled or taken over; nothing written)")
+        except ReleaseRequested:
+            return self._release(claim)
         except IngestionFailure as failure:
             return self._fail(claim, failure.error_code, failure.detail)
+        except CONNECTION_ERRORS as error:
+            logger.warning(
+                "database error task=%s (%s)", claim.task_id, type(error).__name__
+            )
+            if not connection.in_atomic_block:
+                close_connection()
+            return self._fail(
+                claim,
+                ErrorCode.DATABASE_UNAVAILABLE,
+                f"The database connection failed ({type(error).__name__}).",
+            )
         except Exception as error:
             logger.exception("ingestion crashed task=%s", claim.task_id)
             return self._fail(
@@ -175,18 +317,49 @@ class Worker:
         return "succeeded"
 
     def _fail(self, claim: TaskClaim, error_code: str, detail: str) -> str:
-        if not services.ingestion_task_fail(
-            claim, error_code=error_code, detail=detail
-        ):
-            self.stats.lost += 1
-            self.write(f"lost task={claim.task_id} worker={self.worker_id}")
-            return "lost"
+        try:
+            status = services.ingestion_task_report_failure(
+                claim, error_code=error_code, detail=detail
+            )
+        except CONNECTION_ERRORS as error:
+            # Nothing recorded: the lease runs out and the task is reclaimed.
+            return self._lost(
+                claim, f"(could not record {error_code}: {type(error).__name__})"
+            )
+        if status is None:
+            return self._lost(claim, "")
+        if status == "retry_wait":
+            self.stats.retried += 1
+            self.write(
+                f"retry task={claim.task_id} worker={self.worker_id} "
+                f"error_code={error_code} attempt={claim.attempt}"
+            )
+            return "retry_wait"
         self.stats.failed += 1
         self.write(
             f"failed task={claim.task_id} worker={self.worker_id} "
             f"error_code={error_code}"
         )
         return "failed"
+
+    def _release(self, claim: TaskClaim) -> str:
+        try:
+            released = services.ingestion_task_release(claim)
+        except CONNECTION_ERRORS as error:
+            return self._lost(claim, f"(could not release: {type(error).__name__})")
+        if not released:
+            return self._lost(claim, "")
+        self.stats.released += 1
+        self.write(
+            f"released task={claim.task_id} worker={self.worker_id} "
+            "(shutdown; back in the queue, no attempt charged)"
+        )
+        return "released"
+
+    def _lost(self, claim: TaskClaim, why: str) -> str:
+        self.stats.lost += 1
+        self.write(f"lost task={claim.task_id} worker={self.worker_id} {why}".rstrip())
+        return "lost"
 
     def _print_progress(self, stage: str, completed: int, total: int) -> None:
         self.write(f"stage={stage} {completed}/{total}")

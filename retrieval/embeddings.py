@@ -106,8 +106,16 @@ class HashingEmbedder:
 
 @cache
 def get_embedder() -> Embedder:
-    """The process-wide embedder."""
-    return HashingEmbedder()
+    """The process-wide embedder chosen by settings (hashing unless configured)."""
+    from django.conf import settings
+
+    if not settings.configured:
+        return HashingEmbedder()
+    if settings.EMBEDDING_PROVIDER == "openai-compatible":
+        from .providers import OpenAICompatibleEmbedder
+
+        return OpenAICompatibleEmbedder.from_settings()
+    return HashingEmbedder(settings.EMBEDDING_DIMENSION)
 
 
 def to_bytes(vector: np.ndarray) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from itertools import pairwise
 
 # Radicals, kana, bopomofo, Han (BMP and supplementary planes), Hangul. Punctuation is
 # left out: after NFKC it is plain ASCII punctuation or ignorable.
@@ -54,3 +55,78 @@ def tokenize(text: str) -> list[str]:
         else:
             tokens.append(term)
     return tokens
+
+
+_jieba = None
+
+
+def _segmenter():
+    """jieba, loaded once per process (its dictionary takes ~0.5 s to load)."""
+    global _jieba
+    if _jieba is None:
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        _jieba = jieba
+    return _jieba
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """Tokens for BM25: jieba words for Chinese, lowercased words, whole numbers.
+
+    Chinese is cut on jieba's dictionary alone (no HMM), so a word unknown to it
+    falls into single characters the same way in a question and in a passage. The
+    words jieba's HMM would guess (often names) are added after them, not instead:
+    where the guess is the same on both sides it is extra evidence, where it
+    differs the characters still match.
+    """
+    segmenter = _segmenter()
+    tokens: list[str] = []
+    for is_cjk, term in iter_terms(text):
+        if not is_cjk or len(term) == 1:
+            tokens.append(term)
+            continue
+        words = [w for w in segmenter.lcut_for_search(term, HMM=False) if w.strip()]
+        known = set(words)
+        tokens.extend(words)
+        tokens.extend(
+            word
+            for word in segmenter.lcut(term, HMM=True)
+            if len(word) > 1 and word not in known
+        )
+    return tokens
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalized(text: str) -> str:
+    """NFKC, lowercase, single spaces: the form `word_pairs` phrases are found in."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower())
+
+
+def word_pairs(text: str) -> list[tuple[str, str, str]]:
+    """Adjacent words of `text`: (first, second, the pair as written, normalised).
+
+    Words are jieba's (no HMM) inside CJK runs, and whole words and numbers
+    elsewhere; a pair is only formed across nothing but whitespace.
+    """
+    text = normalized(text)
+    spans: list[tuple[int, int, str]] = []
+    for match in _TERM_RE.finditer(text):
+        if match.lastgroup != "cjk":
+            value = match.group().replace(",", "").replace("\u2019", "'")
+            spans.append((match.start(), match.end(), value))
+            continue
+        start = match.start()
+        for word in _segmenter().lcut(match.group(), HMM=False):
+            spans.append((start, start + len(word), word))
+            start += len(word)
+    return [
+        (first, second, text[start:end])
+        for (start, gap_start, first), (gap_end, end, second) in pairwise(spans)
+        if not text[gap_start:gap_end].strip()
+    ]

@@ -88,3 +88,30 @@ def test_swagger_ui_is_served(api_client):
     response = api_client.get("/api/docs")
     assert response.status_code == 200
     assert b"swagger" in response.content.lower()
+
+
+def test_liveness(api_client):
+    response = api_client.get("/api/health/live")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_readiness_checks_database_migrations_and_storage(api_client):
+    response = api_client.get("/api/health/ready")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ready",
+        "checks": {"database": "ok", "migrations": "ok", "storage": "ok"},
+    }
+
+
+def test_readiness_fails_when_storage_is_not_writable(api_client, settings, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the media directory should be")
+    settings.MEDIA_ROOT = str(blocker / "media")
+
+    response = api_client.get("/api/health/ready")
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "not_ready"
+    assert response.json()["checks"]["storage"] == "unwritable"

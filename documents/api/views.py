@@ -55,25 +55,80 @@ def expected_lock_version(request) -> int:
     return int(match.group(1))
 
 
-class HealthView(APIView):
+def _database_check() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception:
+        return "unavailable"
+    return "ok"
+
+
+def _migrations_check() -> str:
+    from django.db.migrations.executor import MigrationExecutor
+
+    try:
+        executor = MigrationExecutor(connection)
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except Exception:
+        return "unavailable"
+    return "ok" if not plan else "pending"
+
+
+def _storage_check() -> str:
+    from django.core.files.base import ContentFile
+
+    try:
+        name = default_storage.save("health/probe", ContentFile(b"ok"))
+        default_storage.delete(name)
+    except Exception:
+        return "unwritable"
+    return "ok"
+
+
+class _OpenView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
 
+
+class HealthView(_OpenView):
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
-        summary="Liveness and database check",
+        summary="Status and database check",
     )
     def get(self, request):
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT 1")
-            database = "ok"
-        except Exception:
-            database = "unavailable"
+        database = _database_check()
         healthy = database == "ok"
         return Response(
             {"status": "ok" if healthy else "degraded", "database": database},
             status=status.HTTP_200_OK if healthy else 503,
+        )
+
+
+class LivenessView(_OpenView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Liveness: the process answers (no dependencies checked)",
+    )
+    def get(self, request):
+        return Response({"status": "ok"})
+
+
+class ReadinessView(_OpenView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
+        summary="Readiness: database reachable, migrations applied, storage writable",
+    )
+    def get(self, request):
+        checks = {"database": _database_check()}
+        checks["migrations"] = (
+            _migrations_check() if checks["database"] == "ok" else "unknown"
+        )
+        checks["storage"] = _storage_check()
+        ready = all(value == "ok" for value in checks.values())
+        return Response(
+            {"status": "ready" if ready else "not_ready", "checks": checks},
+            status=status.HTTP_200_OK if ready else 503,
         )
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import chat_views, views
 
 urlpatterns = [
     path(
@@ -8,4 +8,8 @@ urlpatterns = [
         views.DocumentChunkListView.as_view(),
         name="document-chunks",
     ),
+    path("search", views.SearchView.as_view(), name="search"),
+    path("retrieval/debug", views.RetrievalDebugView.as_view(), name="retrieval-debug"),
+    path("chat", chat_views.ChatView.as_view(), name="chat"),
+    path("chat/stream", chat_views.ChatStreamView.as_view(), name="chat-stream"),
 ]

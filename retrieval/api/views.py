@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.errors import PermissionDenied
 from config.openapi import error_responses
 from config.pagination import StandardPagination
 from documents import selectors as document_selectors
+from documents.models import Role
+from retrieval import search
 
-from .serializers import ChunkSerializer
+from .serializers import (
+    ChunkSerializer,
+    DebugRequestSerializer,
+    DebugResponseSerializer,
+    SearchRequestSerializer,
+    SearchResponseSerializer,
+)
 
 
 class DocumentChunkListView(APIView):
@@ -23,3 +33,63 @@ class DocumentChunkListView(APIView):
         paginator = StandardPagination()
         page = paginator.paginate_queryset(chunks, request, view=self)
         return paginator.get_paginated_response(ChunkSerializer(page, many=True).data)
+
+
+class SearchView(APIView):
+    @extend_schema(
+        request=SearchRequestSerializer,
+        responses={
+            200: SearchResponseSerializer,
+            **error_responses(401, 404, 422, 503),
+        },
+        summary="Search the published chunks of the caller's knowledge bases",
+    )
+    def post(self, request):
+        serializer = SearchRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = search.search(user=request.user, **serializer.validated_data)
+        return Response(SearchResponseSerializer(run).data)
+
+
+def _ranked(hits) -> list[dict]:
+    return [
+        {
+            "rank": rank,
+            "chunk_id": hit.chunk_id,
+            "document_id": hit.document_id,
+            "knowledge_base_id": hit.knowledge_base_id,
+            "score": hit.score,
+        }
+        for rank, hit in enumerate(hits, start=1)
+    ]
+
+
+class RetrievalDebugView(APIView):
+    @extend_schema(
+        request=DebugRequestSerializer,
+        responses={200: DebugResponseSerializer, **error_responses(401, 403, 422)},
+        summary="Every stage of a search, with ranks and scores (reviewers, staff)",
+    )
+    def post(self, request):
+        user = request.user
+        if not (
+            user.is_staff
+            or document_selectors.knowledge_base_ids_for(
+                user, minimum_role=Role.REVIEWER
+            )
+        ):
+            raise PermissionDenied("Retrieval debugging is for reviewers and staff.")
+        serializer = DebugRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = search.search(user=user, top_k=10, **serializer.validated_data)
+        return Response(
+            DebugResponseSerializer(
+                {
+                    "profile": run.profile,
+                    "keyword": _ranked(run.keyword),
+                    "vector": _ranked(run.vector),
+                    "fused": _ranked(run.fused),
+                    "reranked": _ranked(run.reranked),
+                }
+            ).data
+        )

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
 import pytest
 from rest_framework.authtoken.models import Token
@@ -16,8 +13,9 @@ from rest_framework.authtoken.models import Token
 from documents.models import Document, DocumentStatus
 from ingestion.models import IngestionTask, TaskStatus
 from retrieval.models import Chunk
+from tests.conftest import REPO
 from tests.factories import DocumentFactory, IngestionTaskFactory
-from tests.ingestion.conftest import REPO
+from tests.live import free_port, http, multipart
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -69,45 +67,6 @@ def test_eight_worker_processes_drain_the_queue_exactly_once(knowledge_base, man
     assert len(summaries) == WORKERS
     missed = sum(int(summary.get("missed", 0)) for summary in summaries)
     assert missed / TASKS < 0.5
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def http(method: str, url: str, token: str | None = None, body=None, headers=None):
-    request = urllib.request.Request(
-        url, method=method, data=body, headers=headers or {}
-    )
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
-
-
-def multipart(fields: dict[str, str], filename: str, content: bytes):
-    boundary = "curator-test-boundary"
-    parts = []
-    for name, value in fields.items():
-        parts.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
-            f"{value}\r\n".encode()
-        )
-    parts.append(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-        f'filename="{filename}"\r\nContent-Type: text/markdown\r\n\r\n'.encode()
-        + content
-        + b"\r\n"
-    )
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts), {
-        "Content-Type": f"multipart/form-data; boundary={boundary}"
-    }
 
 
 def test_api_and_worker_in_separate_processes(editor, manage, process_env):

@@ -105,11 +105,14 @@ def test_repeated_words_weigh_sublinearly() -> None:
 
 
 def test_get_embedder_is_a_process_wide_default() -> None:
+    from django.conf import settings
+
     embedder: Embedder = get_embedder()
     assert embedder is get_embedder()
     assert isinstance(embedder, HashingEmbedder)
-    assert embedder.dimension == 512
-    assert embedder.name == "hashing-v1-512"
+    assert settings.EMBEDDING_DIMENSION == 256  # 1 KiB per chunk in a snapshot
+    assert embedder.dimension == settings.EMBEDDING_DIMENSION
+    assert embedder.name == "hashing-v1-256"
 
 
 def test_bytes_round_trip() -> None:

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from ingestion.models import IngestionTask
+from ingestion.wakeups import WAKE_MODES, make_waiter
 from ingestion.worker import Worker
 
 
@@ -28,7 +29,10 @@ def positive_int(value: str) -> int:
 class Command(BaseCommand):
     help = (
         "Run ingestion tasks. With TASK_ID, run that task; without, claim the oldest "
-        "claimable tasks until the queue is empty (or keep polling with --loop)."
+        "claimable tasks until the queue is empty (or keep polling with --loop). "
+        "SIGTERM/SIGINT: stop claiming, finish the current task within "
+        "INGESTION_SHUTDOWN_GRACE_SECONDS or release it (a second signal releases "
+        "at once), exit 0."
     )
 
     def add_arguments(self, parser):
@@ -58,6 +62,14 @@ class Command(BaseCommand):
             help="Seconds between polls of an empty queue with --loop "
             "(default: INGESTION_POLL_INTERVAL).",
         )
+        parser.add_argument(
+            "--wake",
+            choices=WAKE_MODES,
+            default="auto",
+            help="How an idle --loop worker learns of new tasks besides polling: "
+            "notify (PostgreSQL LISTEN), redis (BRPOP on OUTBOX_REDIS_KEY), poll "
+            "(only polling). Default auto: notify on PostgreSQL, else poll.",
+        )
 
     def handle(self, *args, **options):
         task_id = options["task_id"]
@@ -66,14 +78,24 @@ class Command(BaseCommand):
             and not IngestionTask.objects.filter(pk=task_id).exists()
         ):
             raise CommandError(f"No ingestion task {task_id}.")
+        try:
+            waiter = make_waiter(options["wake"] if options["loop"] else "poll")
+        except ValueError as error:
+            raise CommandError(str(error)) from error
         worker = Worker(
             worker_id=options["worker_id"],
             loop=options["loop"],
             max_tasks=options["max_tasks"],
             poll_interval=options["poll_interval"] or settings.INGESTION_POLL_INTERVAL,
+            waiter=waiter,
             write=self.stdout.write,
         )
         worker.install_signal_handlers()
+        if options["loop"]:
+            self.stdout.write(
+                f"started worker={worker.worker_id} wake={waiter.mode} "
+                f"poll_interval={worker.poll_interval:g}s"
+            )
         stats = worker.run(task_id)
         if task_id is not None:
             return
@@ -83,5 +105,6 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"stopped worker={worker.worker_id} claimed={stats.claimed} "
                 f"succeeded={stats.succeeded} failed={stats.failed} "
+                f"retried={stats.retried} released={stats.released} "
                 f"lost={stats.lost} missed={stats.missed}"
             )

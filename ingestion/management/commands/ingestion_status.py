@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand
+
+from ingestion.selectors import ingestion_status
+
+
+class Command(BaseCommand):
+    help = (
+        "Show the ingestion queue: tasks per state, the oldest queued task's age, "
+        "running tasks with stage, progress and lease, failures per error code in "
+        "the last 24 hours, undelivered outbox events."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--json", action="store_true", help="Print one JSON object (for scripts)."
+        )
+
+    def handle(self, *args, **options):
+        status = ingestion_status()
+        if options["json"]:
+            self.stdout.write(json.dumps(status, indent=2, sort_keys=True))
+            return
+        write = self.stdout.write
+        write("Tasks by state")
+        for state, count in status["tasks_by_status"].items():
+            write(f"  {state:<12} {count}")
+        age = status["oldest_queued_age_seconds"]
+        write(f"Oldest queued: {'-' if age is None else f'{age:.0f} s'}")
+        write(f"Running ({len(status['running'])})")
+        for task in status["running"]:
+            write(
+                f"  {task['task_id']} worker={task['worker_id']} "
+                f"attempt={task['attempt']} {task['stage']} "
+                f"{task['completed']}/{task['total']} "
+                f"{self.lease_text(task['lease_expires_in_seconds'])}"
+            )
+        failures = status["failures_last_24h_by_error_code"]
+        write("Failures in the last 24 h" + ("" if failures else ": none"))
+        for code, count in sorted(failures.items()):
+            write(f"  {code:<22} {count}")
+        write(f"Outbox events not yet delivered: {status['outbox_undelivered']}")
+
+    def lease_text(self, seconds: float | None) -> str:
+        if seconds is None:
+            return "no lease"
+        if seconds < 0:
+            return self.style.WARNING(f"lease expired {-seconds:.0f} s ago")
+        return f"lease {seconds:.0f} s"

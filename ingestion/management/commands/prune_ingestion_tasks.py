@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.core.management.base import BaseCommand
+
+from ingestion.management.commands.run_ingestion_worker import positive_float
+from ingestion.services import ingestion_history_prune
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete finished ingestion tasks (succeeded, failed, cancelled) and "
+        "delivered outbox events older than --older-than days. The latest task of "
+        "each document is always kept."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--older-than",
+            type=positive_float,
+            required=True,
+            metavar="DAYS",
+            help="Age in days (finished_at / delivered_at) beyond which rows go.",
+        )
+
+    def handle(self, *args, **options):
+        result = ingestion_history_prune(
+            older_than=timedelta(days=options["older_than"])
+        )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"pruned tasks={result.tasks} outbox_events={result.events}"
+            )
+        )

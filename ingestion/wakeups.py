@@ -1,0 +1,158 @@
+"""Wake-ups for idle `--loop` workers: something may be claimable now.
+
+    poll    sleep `poll_interval`
+    notify  PostgreSQL: LISTEN on CHANNEL; `relay_outbox` sends NOTIFY
+    redis   BRPOP on OUTBOX_REDIS_KEY; `relay_outbox` pushes task ids there
+
+A wake-up carries no authority: the worker answers it with a normal conditional
+claim, which may find nothing. Every waiter still returns after `poll_interval`,
+so polling stays the fallback and a lost wake-up costs one interval at most; a
+waiter whose connection fails logs it and sleeps instead, reconnecting next time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from typing import Protocol
+
+from django.conf import settings
+from django.db import connection
+
+logger = logging.getLogger(__name__)
+
+CHANNEL = "ingestion_tasks"
+# Waits are cut into slices so a stop request is seen within one slice.
+SLICE_SECONDS = 0.5
+WAKE_MODES = ("auto", "poll", "notify", "redis")
+
+
+class Waiter(Protocol):
+    mode: str
+
+    def wait(self, timeout: float, stop: threading.Event) -> bool:
+        """Block until woken (True), `timeout` passed or `stop` set (False)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class PollWaiter:
+    mode = "poll"
+
+    def wait(self, timeout: float, stop: threading.Event) -> bool:
+        stop.wait(timeout)
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+class _ConnectedWaiter:
+    """LISTEN and BRPOP alike: connect lazily; on errors, log once and sleep."""
+
+    name = ""
+    errors: tuple[type[BaseException], ...] = ()
+
+    def __init__(self) -> None:
+        self._failing = False
+
+    def wait(self, timeout: float, stop: threading.Event) -> bool:
+        deadline = time.monotonic() + timeout
+        try:
+            while not stop.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                woken = self._wait_once(min(SLICE_SECONDS, remaining))
+                self._recovered()
+                if woken:
+                    return True
+        except self.errors as error:
+            if not self._failing:
+                logger.warning(
+                    "%s wake-ups unavailable, polling instead (%s)",
+                    self.name,
+                    type(error).__name__,
+                )
+            self._failing = True
+            self.close()
+            stop.wait(max(0.0, deadline - time.monotonic()))
+        return False
+
+    def _recovered(self) -> None:
+        if self._failing:
+            logger.warning("%s wake-ups available again", self.name)
+            self._failing = False
+
+    def _wait_once(self, timeout: float) -> bool:
+        raise NotImplementedError
+
+
+class PostgresWaiter(_ConnectedWaiter):
+    """LISTEN on a dedicated connection (Django's may sit in a transaction)."""
+
+    name = "PostgreSQL NOTIFY"
+    mode = "notify"
+
+    def __init__(self) -> None:
+        import psycopg
+
+        super().__init__()
+        self.errors = (psycopg.Error, OSError)
+        self._conn = None
+
+    def _wait_once(self, timeout: float) -> bool:
+        if self._conn is None:
+            import psycopg
+
+            params = connection.get_connection_params()
+            self._conn = psycopg.connect(**params, autocommit=True)
+            self._conn.execute(f"LISTEN {CHANNEL}")
+        return any(True for _ in self._conn.notifies(timeout=timeout, stop_after=1))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):  # closing a broken connection
+                self._conn.close()
+            self._conn = None
+
+
+class RedisWaiter(_ConnectedWaiter):
+    """BRPOP: each pushed task id wakes exactly one waiting worker."""
+
+    name = "Redis"
+    mode = "redis"
+
+    def __init__(self, url: str, key: str) -> None:
+        import redis
+
+        super().__init__()
+        self.errors = (redis.RedisError, OSError)
+        self.key = key
+        self._client = redis.Redis.from_url(
+            url, socket_connect_timeout=5, socket_timeout=SLICE_SECONDS + 10
+        )
+
+    def _wait_once(self, timeout: float) -> bool:
+        return self._client.brpop([self.key], timeout=timeout) is not None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def make_waiter(mode: str) -> Waiter:
+    """`auto` is `notify` on PostgreSQL and `poll` elsewhere."""
+    if mode == "auto":
+        mode = "notify" if connection.vendor == "postgresql" else "poll"
+    if mode == "notify":
+        if connection.vendor != "postgresql":
+            raise ValueError("--wake notify needs PostgreSQL")
+        return PostgresWaiter()
+    if mode == "redis":
+        if not settings.OUTBOX_REDIS_URL:
+            raise ValueError("--wake redis needs OUTBOX_REDIS_URL")
+        return RedisWaiter(settings.OUTBOX_REDIS_URL, settings.OUTBOX_REDIS_KEY)
+    return PollWaiter()

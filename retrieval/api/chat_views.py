@@ -1,0 +1,116 @@
+"""Thin HTTP edges over answers: one JSON answer, or the same answer as events."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.utils.encoders import JSONEncoder
+from rest_framework.views import APIView
+
+from config.errors import DomainError
+from config.openapi import error_responses
+from retrieval import answers
+
+from .chat_serializers import ChatRequestSerializer, ChatResponseSerializer
+
+logger = logging.getLogger(__name__)
+
+
+class ChatView(APIView):
+    @extend_schema(
+        request=ChatRequestSerializer,
+        responses={200: ChatResponseSerializer, **error_responses(401, 404, 422, 503)},
+        summary="Answer from the caller's published documents, with citations",
+    )
+    def post(self, request):
+        serializer = ChatRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        answer = answers.chat_answer(user=request.user, **serializer.validated_data)
+        return Response(ChatResponseSerializer(answer).data)
+
+
+class JSONBeforeStreaming(DefaultContentNegotiation):
+    """Errors raised before the stream starts are JSON, even for
+    `Accept: text/event-stream` (which would otherwise be a 406)."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+STREAM_DESCRIPTION = """Server-sent events, numbered from 1 (`id:`) in this order:
+`run.started` {run_id, question}; `answer.delta` {text} pieces that join to the
+answer; one `citation` per returned source; then `run.completed` with the answer
+object of `POST /api/chat`. A failure after the start ends the stream with
+`run.failed` {error_code, detail} (e.g. `provider_unavailable`)."""
+
+
+class ChatStreamView(APIView):
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = JSONBeforeStreaming
+
+    @extend_schema(
+        request=ChatRequestSerializer,
+        responses={
+            (200, "text/event-stream"): OpenApiResponse(
+                response=OpenApiTypes.STR, description=STREAM_DESCRIPTION
+            ),
+            **error_responses(401, 404, 422),
+        },
+        summary="The same answer as /api/chat, as server-sent events",
+    )
+    def post(self, request):
+        serializer = ChatRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        question = serializer.validated_data["question"]
+        # Visibility errors answer 404 here, before any event is sent.
+        scope = answers.chat_scope(
+            request.user, serializer.validated_data.get("knowledge_base_ids")
+        )
+        response = StreamingHttpResponse(
+            _numbered(_events(request.user, question, scope)),
+            content_type="text/event-stream",
+        )
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+        return response
+
+
+def _events(user, question: str, scope: list[str]) -> Iterator[tuple[str, Any]]:
+    yield "run.started", {"run_id": str(uuid.uuid4()), "question": question}
+    try:
+        answer = answers.chat_answer(
+            user=user, question=question, knowledge_base_ids=scope
+        )
+    except DomainError as error:
+        yield "run.failed", {"error_code": error.error_code, "detail": error.detail}
+        return
+    except Exception:
+        logger.exception("chat stream failed")
+        yield (
+            "run.failed",
+            {"error_code": "internal_error", "detail": "An internal error occurred."},
+        )
+        return
+    data = ChatResponseSerializer(answer).data
+    # The whole answer is checked before the first delta: nothing unchecked streams.
+    for line in answer.answer.splitlines(keepends=True):
+        yield "answer.delta", {"text": line}
+    for source in data["sources"]:
+        yield "citation", source
+    yield "run.completed", data
+
+
+def _numbered(events: Iterator[tuple[str, Any]]) -> Iterator[bytes]:
+    for number, (name, data) in enumerate(events, start=1):
+        payload = json.dumps(data, cls=JSONEncoder, ensure_ascii=False)
+        yield f"id: {number}\nevent: {name}\ndata: {payload}\n\n".encode()

@@ -1,0 +1,340 @@
+"""Search over the published chunks of the caller's knowledge bases.
+
+Profiles:
+- `keyword`: BM25 over jieba / word tokens.
+- `vector`: cosine similarity of embeddings.
+- `hybrid-v1`: both candidate lists fused by weighted reciprocal rank fusion
+  (k=60; the vector list weighs `RETRIEVAL_VECTOR_WEIGHT`, less than the keyword
+  list), then the best 30 reranked by adding `RETRIEVAL_COVERAGE_WEIGHT` x how much
+  of the question a chunk covers (its BM25 as a share of the best candidate's) and
+  `RETRIEVAL_PROXIMITY_WEIGHT` x how close its terms are (the IDF-weighted share of
+  the question's adjacent word pairs found side by side); adjacent chunks of one
+  document that both made the cut are merged into one passage. Rank fusion alone
+  lets a weak vector list drag good keyword hits down; the coverage term of the
+  rerank restores the keyword evidence (docs/retrieval-quality.md).
+
+Visibility comes first: only snapshots of knowledge bases where the caller is a
+member are consulted, and snapshots hold published chunks only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from django.conf import settings
+from rest_framework import status
+
+from config.errors import DomainError, NotFound, ValidationFailed
+from documents.selectors import knowledge_base_ids_for
+
+from .embeddings import ProviderUnavailable, get_embedder
+from .index import Snapshot, snapshot_cache
+from .models import Chunk
+from .tokens import keyword_tokens, normalized, word_pairs
+
+PROFILES = ("keyword", "vector", "hybrid-v1")
+DEFAULT_PROFILE = "hybrid-v1"
+RRF_K = 60
+CANDIDATES = 50
+RERANK_DEPTH = 30
+
+
+class ProviderUnavailableError(DomainError):
+    error_code = "provider_unavailable"
+    http_status = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The embedding or chat provider is unavailable; try again later."
+
+
+@dataclass
+class Hit:
+    chunk_id: int
+    document_id: object
+    knowledge_base_id: str
+    ordinal: int
+    score: float
+    row: int = -1  # the chunk's row in its knowledge base's snapshot
+
+    def rescored(self, score: float) -> Hit:
+        return replace(self, score=score)
+
+
+@dataclass
+class Passage:
+    chunk_ids: list[int]
+    document_id: object
+    document_version: int
+    knowledge_base_id: str
+    filename: str
+    heading_path: list[str]
+    page: int | None
+    score: float
+    text: str
+
+    @property
+    def chunk_id(self) -> int:
+        return self.chunk_ids[0]
+
+
+@dataclass
+class SearchRun:
+    profile: str
+    question: str
+    keyword: list[Hit] = field(default_factory=list)
+    vector: list[Hit] = field(default_factory=list)
+    fused: list[Hit] = field(default_factory=list)
+    reranked: list[Hit] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+
+
+def searchable_knowledge_bases(user, requested: list[str] | None) -> list[str]:
+    """The caller's knowledge bases, narrowed to `requested`; unknown ids are 404."""
+    mine = knowledge_base_ids_for(user)
+    if not requested:
+        return mine
+    hidden = sorted(set(requested) - set(mine))
+    if hidden:
+        raise NotFound(f"Knowledge base not found: {hidden[0]}.")
+    return sorted(set(requested))
+
+
+def search(
+    *,
+    user,
+    question: str,
+    knowledge_base_ids: list[str] | None = None,
+    top_k: int = 10,
+    profile: str = DEFAULT_PROFILE,
+) -> SearchRun:
+    if profile not in PROFILES:
+        raise ValidationFailed(
+            f"Unknown profile {profile!r}; use one of {', '.join(PROFILES)}."
+        )
+    kb_ids = searchable_knowledge_bases(user, knowledge_base_ids)
+    try:
+        return search_snapshots(
+            snapshot_cache.snapshots(kb_ids), question, top_k=top_k, profile=profile
+        )
+    except ProviderUnavailable as error:
+        raise ProviderUnavailableError() from error
+
+
+def search_snapshots(
+    snapshots: list[Snapshot], question: str, *, top_k: int, profile: str
+) -> SearchRun:
+    run = SearchRun(profile=profile, question=question)
+    query_tokens = keyword_tokens(question)
+    keyword_scores: list[np.ndarray] = []
+    if profile in ("keyword", "hybrid-v1"):
+        keyword_scores = [snapshot.bm25(query_tokens) for snapshot in snapshots]
+        run.keyword = _top(snapshots, keyword_scores)
+    if profile in ("vector", "hybrid-v1"):
+        query_vector = get_embedder().embed([question])[0]
+        run.vector = _top(
+            snapshots, [snapshot.cosine(query_vector) for snapshot in snapshots]
+        )
+
+    if profile == "keyword":
+        ranked = run.keyword
+    elif profile == "vector":
+        ranked = run.vector
+    else:
+        run.fused = _fuse(run.keyword, run.vector)
+        run.reranked = _rerank(
+            run.fused[:RERANK_DEPTH], question, snapshots, keyword_scores
+        )
+        # Rerank bonuses are never negative, so the unreranked tail stays below.
+        ranked = run.reranked + run.fused[RERANK_DEPTH:]
+    run.passages = _passages(ranked[:top_k])
+    return run
+
+
+def _top(snapshots: list[Snapshot], scores: list[np.ndarray]) -> list[Hit]:
+    """The best `CANDIDATES` rows with a positive score, over every snapshot."""
+    hits: list[Hit] = []
+    for snapshot, row_scores in zip(snapshots, scores, strict=True):
+        if not len(row_scores):
+            continue
+        count = min(CANDIDATES, len(row_scores))
+        best = np.argpartition(-row_scores, count - 1)[:count]
+        hits.extend(
+            Hit(
+                chunk_id=int(snapshot.chunk_ids[row]),
+                document_id=snapshot.document_ids[row],
+                knowledge_base_id=snapshot.knowledge_base_id,
+                ordinal=int(snapshot.ordinals[row]),
+                score=float(row_scores[row]),
+                row=int(row),
+            )
+            for row in best
+            if row_scores[row] > 0
+        )
+    hits.sort(key=lambda hit: (-hit.score, hit.chunk_id))
+    return hits[:CANDIDATES]
+
+
+def _fuse(keyword: list[Hit], vector: list[Hit]) -> list[Hit]:
+    """Weighted reciprocal rank fusion (k=60), scaled so the best fused hit is 1.
+
+    Ranks, not raw scores, are fused: BM25 and cosine live on different scales.
+    The vector list weighs less than the keyword list, so a weak embedder can add
+    candidates without dragging good keyword matches down.
+    """
+    weights = (
+        (keyword, settings.RETRIEVAL_KEYWORD_WEIGHT),
+        (vector, settings.RETRIEVAL_VECTOR_WEIGHT),
+    )
+    fused: dict[int, Hit] = {}
+    for hits, weight in weights:
+        for rank, hit in enumerate(hits, start=1):
+            entry = fused.setdefault(hit.chunk_id, hit.rescored(0.0))
+            entry.score += weight / (RRF_K + rank)
+    ranked = sorted(fused.values(), key=lambda hit: (-hit.score, hit.chunk_id))
+    best = ranked[0].score if ranked else 1.0
+    for hit in ranked:
+        hit.score /= best
+    return ranked
+
+
+def _rerank(
+    candidates: list[Hit],
+    question: str,
+    snapshots: list[Snapshot],
+    keyword_scores: list[np.ndarray],
+) -> list[Hit]:
+    """Add to the fused score how much of the question a chunk covers, and how closely.
+
+    Coverage is the chunk's BM25 score as a share of the best candidate's: the IDF
+    weight of the question terms it holds, saturated in term frequency and
+    normalised for length. Proximity is the IDF-weighted share of the question's
+    adjacent word pairs that occur in the chunk as written, side by side.
+    """
+    if not candidates:
+        return []
+    bm25_by_kb = {
+        snapshot.knowledge_base_id: scores
+        for snapshot, scores in zip(snapshots, keyword_scores, strict=True)
+    }
+    bm25 = {
+        hit.chunk_id: float(bm25_by_kb[hit.knowledge_base_id][hit.row])
+        for hit in candidates
+    }
+    best_bm25 = max(bm25.values()) or 1.0
+    pairs = [
+        (first, second, phrase)
+        for first, second, phrase in word_pairs(question)
+        if _is_meaningful(first) and _is_meaningful(second)
+    ]
+    weights = _idf_weights(
+        sorted({term for first, second, _ in pairs for term in (first, second)}),
+        snapshots,
+    )
+    phrases = [
+        (phrase, weights[first] + weights[second]) for first, second, phrase in pairs
+    ]
+    texts = dict(
+        Chunk.objects.filter(pk__in=[hit.chunk_id for hit in candidates]).values_list(
+            "id", "text"
+        )
+    )
+    reranked = [
+        hit.rescored(
+            hit.score
+            + settings.RETRIEVAL_COVERAGE_WEIGHT * bm25[hit.chunk_id] / best_bm25
+            + settings.RETRIEVAL_PROXIMITY_WEIGHT
+            * _share(normalized(texts.get(hit.chunk_id, "")), phrases)
+        )
+        for hit in candidates
+    ]
+    reranked.sort(key=lambda hit: (-hit.score, hit.chunk_id))
+    return reranked
+
+
+_PUNCTUATION = re.compile(r"^\W+$")
+
+
+def _is_meaningful(token: str) -> bool:
+    return not _PUNCTUATION.match(token)
+
+
+def _idf_weights(terms: list[str], snapshots: list[Snapshot]) -> dict[str, float]:
+    size = sum(snapshot.size for snapshot in snapshots) or 1
+    weights = {}
+    for term in terms:
+        frequency = 0
+        for snapshot in snapshots:
+            term_id = snapshot.postings.vocabulary.get(term)
+            if term_id is not None:
+                frequency += int(
+                    snapshot.postings.starts[term_id + 1]
+                    - snapshot.postings.starts[term_id]
+                )
+        weights[term] = math.log1p((size - frequency + 0.5) / (frequency + 0.5))
+    return weights
+
+
+def _share(text: str, weighted: list[tuple[str, float]]) -> float:
+    """The weighted share of the strings that occur in `text`."""
+    total = sum(weight for _, weight in weighted)
+    if not total:
+        return 0.0
+    return sum(weight for string, weight in weighted if string in text) / total
+
+
+def _passages(hits: list[Hit]) -> list[Passage]:
+    """Chunks for the final hits; adjacent chunks of one document become one passage."""
+    if not hits:
+        return []
+    rows = {
+        chunk.pk: chunk
+        for chunk in Chunk.objects.filter(pk__in=[hit.chunk_id for hit in hits])
+        .select_related("document")
+        .defer("embedding")
+    }
+    selected = {(hit.document_id, hit.ordinal): hit for hit in hits}
+    passages: list[Passage] = []
+    consumed: set[int] = set()
+    for hit in hits:
+        if hit.chunk_id in consumed or hit.chunk_id not in rows:
+            continue
+        # Walk to the first selected chunk of this run of adjacent ordinals.
+        first = hit.ordinal
+        while (hit.document_id, first - 1) in selected:
+            first -= 1
+        run = []
+        ordinal = first
+        while (hit.document_id, ordinal) in selected:
+            run.append(selected[(hit.document_id, ordinal)])
+            ordinal += 1
+        chunks = [rows[member.chunk_id] for member in run if member.chunk_id in rows]
+        consumed.update(member.chunk_id for member in run)
+        head = chunks[0]
+        passages.append(
+            Passage(
+                chunk_ids=[chunk.pk for chunk in chunks],
+                document_id=head.document_id,
+                document_version=head.document.version,
+                knowledge_base_id=head.knowledge_base_id,
+                filename=head.document.filename,
+                heading_path=list(head.heading_path),
+                page=head.page,
+                score=max(member.score for member in run),
+                text=_join_adjacent(chunks),
+            )
+        )
+    return passages
+
+
+def _join_adjacent(chunks: list[Chunk]) -> str:
+    """One text for consecutive chunks, without repeating their overlap."""
+    text = chunks[0].text
+    end = chunks[0].char_end
+    for chunk in chunks[1:]:
+        if chunk.char_start < end:
+            text += chunk.text[end - chunk.char_start :]
+        else:
+            text += "\n\n" + chunk.text
+        end = max(end, chunk.char_end)
+    return text
