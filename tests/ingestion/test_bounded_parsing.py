@@ -21,6 +21,7 @@ from tests.factories import DocumentFactory
 from tests.ingestion.conftest import CORPUS
 from tests.ingestion.hostile import (
     blank_pages_pdf,
+    corpus_bytes,
     docx_zip_bomb,
     first_half,
     slow_pdf,
@@ -84,7 +85,7 @@ def test_a_docx_zip_bomb_is_refused_before_it_is_inflated(ingest):
 
 def test_a_docx_beyond_the_uncompressed_limit_is_too_large(ingest, settings):
     settings.INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES = 1024 * 1024
-    task = ingest((CORPUS / HANDBOOK).read_bytes(), "handbook.docx", DOCX)
+    task = ingest(corpus_bytes(HANDBOOK), "handbook.docx", DOCX)
     assert_failed(task, "file_too_large")
     assert "1 MiB limit" in task.error_detail
 
