@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run test lint format venv migrate clean
+.PHONY: run test test-browser lint format venv migrate clean
 
 venv: $(STAMP)
 
@@ -29,6 +29,11 @@ run: migrate
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The admin in headless Chromium (Debian's `chromium` at /usr/bin/chromium) with a
+# real worker; screenshots in var/screenshots/. `make test` leaves it out.
+test-browser: venv
+	$(PY) -m pytest -m browser tests/browser $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -24,7 +24,7 @@ from common import CORPUS, REPO, markdown_table, median, setup_django, write_sec
 
 
 def corpus_files(suffix: str) -> list[Path]:
-    folder = CORPUS / suffix.lstrip(".")
+    folder = CORPUS / {".md": "markdown"}.get(suffix, suffix.lstrip("."))
     return sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file())
 
 

@@ -169,14 +169,20 @@ SPECTACULAR_SETTINGS = {
 }
 
 LOG_LEVEL = env("LOG_LEVEL", default="INFO")
+# "plain" (one readable line per event) or "json" (one JSON object per line).
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "config.logging.JSONFormatter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+        },
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # pdfminer warns at length about every damaged file; the task says what failed.
@@ -233,6 +239,10 @@ INGESTION_MAX_DOCX_COMPRESSION_RATIO = env.float(
 OUTBOX_RELAY_INTERVAL = env.float("OUTBOX_RELAY_INTERVAL", default=0.1)
 OUTBOX_REDIS_URL = env("OUTBOX_REDIS_URL", default="")
 OUTBOX_REDIS_KEY = env("OUTBOX_REDIS_KEY", default="curator:ingestion:wake")
+
+# --- Operations ---
+# `GET /metrics` asks for `Authorization: Bearer <METRICS_TOKEN>`; empty = open.
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 
 # --- Answers ---
 # "extractive" (local, answers with the sources' own sentences) or

@@ -8,12 +8,14 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from config.errors import DomainError
 from ingestion.models import IngestionTask
+from ingestion.progress import failure_html, progress_html
 
 from . import selectors, services
 from .models import Document, KnowledgeBase, Membership
@@ -98,7 +100,7 @@ class IngestionTaskInline(admin.TabularInline):
         "stage",
         "progress",
         "attempt",
-        "error_code",
+        "failure",
         "error_detail",
         "worker_id",
         "created_at",
@@ -109,12 +111,11 @@ class IngestionTaskInline(admin.TabularInline):
 
     @admin.display(description="Progress")
     def progress(self, task: IngestionTask) -> str:
-        return format_html(
-            '<progress value="{}" max="100"></progress> {}/{}',
-            task.progress_percent,
-            task.completed,
-            task.total,
-        )
+        return progress_html(task)
+
+    @admin.display(description="Error")
+    def failure(self, task: IngestionTask) -> str:
+        return failure_html(task.error_code)
 
     def has_view_permission(self, request, obj=None) -> bool:
         return True  # the document page is already scoped to the reviewer's KBs
@@ -160,9 +161,14 @@ class DocumentAdmin(MemberScopedAdmin):
         "created_at",
         "updated_at",
         "published_at",
+        "versions",
+        "chunks",
     ]
     readonly_fields = fields
     inlines = [IngestionTaskInline]
+
+    class Media:
+        js = ["ingestion/progress.js"]
 
     def get_urls(self):
         download = path(
@@ -178,16 +184,30 @@ class DocumentAdmin(MemberScopedAdmin):
         if task is None:
             return "never submitted"
         url = reverse("admin:ingestion_ingestiontask_change", args=[task.pk])
-        error = f" — {task.error_code}: {task.error_detail}" if task.error_code else ""
         return format_html(
-            '<a href="{}">{}</a>, stage {} {}/{}, attempt {}{}',
+            '<a href="{}">{}</a> {}, attempt {}<br>{}',
             url,
             task.get_status_display(),
-            task.stage,
-            task.completed,
-            task.total,
+            progress_html(task),
             task.attempt,
-            error,
+            failure_html(task.error_code) if task.error_code else "",
+        )
+
+    @admin.display(description="Versions of this document")
+    def versions(self, document: Document) -> str:
+        family = Document.objects.filter(family_id=document.family_id).order_by(
+            "-version"
+        )
+        return render_to_string(
+            "admin/documents/document/versions.html",
+            {"versions": family, "current": document},
+        )
+
+    @admin.display(description="Chunks")
+    def chunks(self, document: Document) -> str:
+        return render_to_string(
+            "admin/documents/document/chunks.html",
+            {"chunks": document.chunks.order_by("ordinal")},
         )
 
     @admin.display(description="File")

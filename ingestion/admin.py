@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import admin, messages
-from django.urls import reverse
+from django.http import JsonResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
 from config.errors import DomainError
@@ -11,6 +14,9 @@ from documents.admin import MemberScopedAdmin
 
 from . import services
 from .models import IngestionTask
+from .progress import failure_html, progress_html, progress_payload
+
+MAX_POLLED_TASKS = 200
 
 
 @admin.register(IngestionTask)
@@ -20,11 +26,10 @@ class IngestionTaskAdmin(MemberScopedAdmin):
         "short_id",
         "document_link",
         "knowledge_base",
-        "status",
-        "stage",
+        # Status and stage are inside the bar's cell, which refreshes itself.
         "progress",
         "attempt",
-        "error_code",
+        "failure",
         "worker_id",
         "created_at",
         "started_at",
@@ -41,8 +46,9 @@ class IngestionTaskAdmin(MemberScopedAdmin):
         "status",
         "stage",
         "progress",
+        "stage_timings",
         "attempt",
-        "error_code",
+        "failure",
         "error_detail",
         "worker_id",
         "available_at",
@@ -53,6 +59,31 @@ class IngestionTaskAdmin(MemberScopedAdmin):
         "finished_at",
     ]
     readonly_fields = fields
+
+    class Media:
+        js = ["ingestion/progress.js"]
+
+    def get_urls(self):
+        progress = path(
+            "progress/",
+            self.admin_site.admin_view(self.progress_view),
+            name="ingestion_ingestiontask_progress",
+        )
+        return [progress, *super().get_urls()]
+
+    def progress_view(self, request):
+        """`?ids=a,b,c` -> the progress of those tasks the caller may see."""
+        if not self.has_view_permission(request):
+            return JsonResponse({"tasks": []}, status=403)
+        ids = [i for i in request.GET.get("ids", "").split(",") if i][:MAX_POLLED_TASKS]
+        valid = []
+        for task_id in ids:
+            try:
+                valid.append(str(uuid.UUID(task_id)))
+            except ValueError:
+                continue
+        tasks = self.get_queryset(request).filter(pk__in=valid)
+        return JsonResponse({"tasks": [progress_payload(task) for task in tasks]})
 
     def knowledge_base_of(self, task: IngestionTask) -> str:
         return task.document.knowledge_base_id
@@ -70,16 +101,18 @@ class IngestionTaskAdmin(MemberScopedAdmin):
     def knowledge_base(self, task: IngestionTask) -> str:
         return task.document.knowledge_base_id
 
-    @admin.display(description="Progress")
+    @admin.display(description="Status and progress", ordering="status")
     def progress(self, task: IngestionTask) -> str:
-        return format_html(
-            '<progress value="{}" max="100" title="{}%"></progress> {} {}/{}',
-            task.progress_percent,
-            task.progress_percent,
-            task.stage,
-            task.completed,
-            task.total,
-        )
+        return progress_html(task)
+
+    @admin.display(description="Seconds per stage (latest run)")
+    def stage_timings(self, task: IngestionTask) -> str:
+        timings = task.stage_seconds or {}
+        return ", ".join(f"{stage} {seconds:.2f}" for stage, seconds in timings.items())
+
+    @admin.display(description="Error", ordering="error_code")
+    def failure(self, task: IngestionTask) -> str:
+        return failure_html(task.error_code)
 
     @admin.action(description="Cancel selected tasks")
     def cancel_tasks(self, request, queryset):

@@ -116,6 +116,9 @@ class IngestionTask(models.Model):
     )
     completed = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
+    # Seconds per finished stage of the latest run, e.g. {"parse": 0.42}; written
+    # with the progress, read by /metrics.
+    stage_seconds = models.JSONField(default=dict, blank=True)
     attempt = models.PositiveIntegerField(default=0)
     # NULL, not "", is the API's "no error" and "no worker".
     error_code = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
@@ -186,3 +189,26 @@ class OutboxEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic} #{self.pk}"
+
+
+class WorkerCounter(models.Model):
+    """Events that happen inside worker processes, kept so any API host can export them.
+
+    One row per (name, worker): workers never contend for the same row. `/metrics`
+    sums them per name.
+    """
+
+    name = models.CharField(max_length=50)
+    worker_id = models.CharField(max_length=200)
+    value = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name", "worker_id"], name="one_counter_per_name_worker"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}[{self.worker_id}] = {self.value}"

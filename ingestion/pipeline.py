@@ -11,6 +11,7 @@ parser process (`sandbox.py`), bounded in time, memory, pages and DOCX size.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -82,6 +83,9 @@ class IngestionPipeline:
         self.sandbox = sandbox or shared_sandbox()
         self.embedder = get_embedder()
         self.batch_size = settings.INGESTION_EMBED_BATCH
+        self._stage: str | None = None
+        self._stage_started = 0.0
+        self._stage_seconds: dict[str, float] = {}
 
     def run(self) -> int:
         """Run every stage; return the number of chunks written."""
@@ -111,14 +115,37 @@ class IngestionPipeline:
 
         self.report(TaskStage.FINALIZING, len(chunks), len(chunks))
         services.ingestion_task_succeed(self.claim)
+        self._stage_finished()
         return len(chunks)
 
     def report(self, stage: str, completed: int, total: int) -> None:
         self.interrupt()
+        if stage != self._stage:
+            self._stage_finished()
+            self._stage, self._stage_started = stage, time.monotonic()
         services.ingestion_task_report_progress(
-            self.claim, stage=stage, completed=completed, total=total
+            self.claim,
+            stage=stage,
+            completed=completed,
+            total=total,
+            stage_seconds=dict(self._stage_seconds),
         )
         self.on_progress(stage, completed, total)
+
+    def _stage_finished(self) -> None:
+        """One log line per stage: task, worker, stage, duration."""
+        if self._stage is None:
+            return
+        seconds = time.monotonic() - self._stage_started
+        self._stage_seconds[self._stage] = round(seconds, 3)
+        logger.info(
+            "stage finished task=%s worker=%s stage=%s seconds=%.3f",
+            self.claim.task_id,
+            self.claim.worker_id,
+            self._stage,
+            seconds,
+            extra={"duration_seconds": round(seconds, 3)},
+        )
 
     def load_document(self) -> Document:
         document = Document.objects.filter(pk=self.claim.document_id).first()

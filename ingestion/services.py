@@ -28,6 +28,7 @@ from documents.selectors import require_role, visible_document
 from documents.transitions import transition_document, transition_documents
 from retrieval.services import chunks_discard, chunks_replace
 
+from . import counters
 from .models import (
     FINISHED_STATUSES,
     TRANSIENT_ERROR_CODES,
@@ -261,15 +262,29 @@ def ingestion_tasks_reclaim_expired(*, limit: int = 100) -> int:
             attempt,
             "failed" if exhausted else "retry_wait",
         )
+    counters.worker_counter_add(
+        counters.LEASES_RECLAIMED, worker_id="any", amount=reclaimed
+    )
     return reclaimed
 
 
 def ingestion_task_report_progress(
-    claim: TaskClaim, *, stage: str, completed: int, total: int
+    claim: TaskClaim,
+    *,
+    stage: str,
+    completed: int,
+    total: int,
+    stage_seconds: dict[str, float] | None = None,
 ) -> None:
-    """Record progress; never revives a task that is no longer ours."""
+    """Record progress (and, when given, this run's seconds per finished stage);
+    never revives a task that is no longer ours."""
+    timings = {} if stage_seconds is None else {"stage_seconds": stage_seconds}
     updated = _held(claim).update(
-        stage=stage, completed=completed, total=total, updated_at=timezone.now()
+        stage=stage,
+        completed=completed,
+        total=total,
+        updated_at=timezone.now(),
+        **timings,
     )
     if updated != 1:
         raise TaskLost(claim.task_id)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from . import services
+from . import counters, services
 from .models import ErrorCode
 from .outage import (
     CONNECTION_ERRORS,
@@ -47,6 +47,7 @@ from .wakeups import PollWaiter, Waiter
 logger = logging.getLogger(__name__)
 
 SPREAD_CLAIMS_AFTER_MISS = 25
+COUNTER_FLUSH_SECONDS = 5.0
 
 
 class ReleaseRequested(Exception):
@@ -155,6 +156,9 @@ class Worker:
         self.stopping = threading.Event()
         self._release_at: float | None = None
         self._spread_remaining = 0
+        self._reclaim_due = 0.0
+        self._counters_due = 0.0
+        self._flushed = {counters.CLAIMS: 0, counters.MISSED_CLAIMS: 0}
         self._rng = random.Random()  # noqa: S311 - load spreading, not security
 
     # --- lifecycle -------------------------------------------------------------
@@ -185,8 +189,33 @@ class Worker:
                 self._run_queue()
         finally:
             self.waiter.close()
+            self._flush_counters(force=True)
             refresh_connections()
         return self.stats
+
+    def _flush_counters(self, *, force: bool = False) -> None:
+        """Add this worker's claims and missed claims to the shared counters.
+
+        Batched (every COUNTER_FLUSH_SECONDS and at exit) so that counting never
+        adds a write to every claim.
+        """
+        now = time.monotonic()
+        if not force and now < self._counters_due:
+            return
+        self._counters_due = now + COUNTER_FLUSH_SECONDS
+        pending = {
+            counters.CLAIMS: self.stats.claimed - self._flushed[counters.CLAIMS],
+            counters.MISSED_CLAIMS: self.stats.missed
+            - self._flushed[counters.MISSED_CLAIMS],
+        }
+        try:
+            for name, amount in pending.items():
+                counters.worker_counter_add(
+                    name, worker_id=self.worker_id, amount=amount
+                )
+                self._flushed[name] += amount
+        except DatabaseError:
+            logger.warning("could not record claim counters worker=%s", self.worker_id)
 
     def _run_one(self, task_id) -> None:
         services.ingestion_tasks_reclaim_expired()
@@ -223,7 +252,12 @@ class Worker:
     # --- claiming --------------------------------------------------------------
 
     def claim_next(self) -> TaskClaim | None:
-        services.ingestion_tasks_reclaim_expired()
+        # Take back expired leases before claiming; a busy worker does it once per
+        # poll interval, not before every claim (it would double the claim's cost).
+        now = time.monotonic()
+        if now >= self._reclaim_due:
+            services.ingestion_tasks_reclaim_expired()
+            self._reclaim_due = now + self.poll_interval
         while True:
             spreading = self._spread_remaining > 0
             candidates = services.claimable_tasks(
@@ -261,6 +295,7 @@ class Worker:
         with heartbeat:
             outcome = self._run_pipeline(claim, heartbeat.lost)
         self.stats.outcomes[str(claim.task_id)] = outcome
+        self._flush_counters()
         logger.info(
             "task finished task=%s worker=%s outcome=%s seconds=%.3f",
             claim.task_id,

@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from config.errors import DomainError
 from config.openapi import error_responses
 from retrieval import answers
+from retrieval.metrics import CHAT_SECONDS
 
 from .chat_serializers import ChatRequestSerializer, ChatResponseSerializer
 
@@ -35,7 +36,8 @@ class ChatView(APIView):
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        answer = answers.chat_answer(user=request.user, **serializer.validated_data)
+        with CHAT_SECONDS.time():
+            answer = answers.chat_answer(user=request.user, **serializer.validated_data)
         return Response(ChatResponseSerializer(answer).data)
 
 

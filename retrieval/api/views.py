@@ -12,6 +12,7 @@ from config.pagination import StandardPagination
 from documents import selectors as document_selectors
 from documents.models import Role
 from retrieval import search
+from retrieval.metrics import SEARCH_SECONDS
 
 from .serializers import (
     ChunkSerializer,
@@ -47,7 +48,8 @@ class SearchView(APIView):
     def post(self, request):
         serializer = SearchRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = search.search(user=request.user, **serializer.validated_data)
+        with SEARCH_SECONDS.time():
+            run = search.search(user=request.user, **serializer.validated_data)
         return Response(SearchResponseSerializer(run).data)
 
 

@@ -27,6 +27,9 @@ def positive_int(value: str) -> int:
 
 
 class Command(BaseCommand):
+    # A cron-started worker pays its start-up on every run: skip the system checks
+    # (they import every URLconf and view); `manage.py check` belongs to deploys.
+    requires_system_checks: list[str] = []
     help = (
         "Run ingestion tasks. With TASK_ID, run that task; without, claim the oldest "
         "claimable tasks until the queue is empty (or keep polling with --loop). "

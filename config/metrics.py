@@ -1,0 +1,31 @@
+"""`GET /metrics` in Prometheus text format, optionally behind `METRICS_TOKEN`."""
+
+from __future__ import annotations
+
+import hmac
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from ingestion.metrics import IngestionCollector
+
+# Database-backed metrics stay out of the default registry: only this view pays
+# for their queries.
+INGESTION_REGISTRY = CollectorRegistry(auto_describe=False)
+INGESTION_REGISTRY.register(IngestionCollector())
+
+
+@require_GET
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    token = settings.METRICS_TOKEN
+    if token:
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            response = HttpResponse("Unauthorized.\n", status=401)
+            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
+    body = generate_latest(REGISTRY) + generate_latest(INGESTION_REGISTRY)
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

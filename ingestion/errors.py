@@ -1,0 +1,89 @@
+"""What each task error code means to a person, and what to do next.
+
+The admin shows these instead of raw codes; `error_detail` stays for operators.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .models import ErrorCode
+
+
+class ErrorHelp(NamedTuple):
+    sentence: str
+    next_step: str
+
+
+REPLACE = "Upload a corrected file as a new version and submit it."
+RETRY_LATER = "Retry the task later; if it keeps failing, tell the operators."
+
+ERROR_HELP: dict[str, ErrorHelp] = {
+    ErrorCode.PARSE_ERROR: ErrorHelp(
+        "The file could not be read as a document: it may be damaged, encrypted "
+        "or not the format its name says.",
+        REPLACE,
+    ),
+    ErrorCode.OBJECT_READ_ERROR: ErrorHelp(
+        "The uploaded original could not be read from storage.", RETRY_LATER
+    ),
+    ErrorCode.EMPTY_DOCUMENT: ErrorHelp(
+        "The file holds no text that can be searched (for example a scanned "
+        "image without text).",
+        "Upload a version with selectable text.",
+    ),
+    ErrorCode.DOCUMENT_NOT_FOUND: ErrorHelp(
+        "The document was deleted before it could be processed.",
+        "Nothing to do; upload it again if it is still needed.",
+    ),
+    ErrorCode.INTERNAL_ERROR: ErrorHelp(
+        "Something unexpected went wrong while processing the file.",
+        "Retry the task; if it fails again, tell the operators.",
+    ),
+    ErrorCode.PROVIDER_UNAVAILABLE: ErrorHelp(
+        "The embedding service did not answer.", RETRY_LATER
+    ),
+    ErrorCode.DATABASE_UNAVAILABLE: ErrorHelp(
+        "The worker lost its connection to the database.", RETRY_LATER
+    ),
+    ErrorCode.LEASE_EXPIRED: ErrorHelp(
+        "The worker processing the file stopped answering (it may have crashed "
+        "or been restarted).",
+        "Retry the task.",
+    ),
+    ErrorCode.FILE_TOO_LARGE: ErrorHelp(
+        "The file is too large to process within the size or memory limit.",
+        "Split the file into smaller documents, or ask the operators to raise "
+        "the limit.",
+    ),
+    ErrorCode.TOO_MANY_PAGES: ErrorHelp(
+        "The PDF has more pages than the page limit.",
+        "Split the PDF into smaller documents, or ask the operators to raise "
+        "the limit.",
+    ),
+    ErrorCode.PARSE_TIMEOUT: ErrorHelp(
+        "Reading the file took longer than the time limit.",
+        "Split or simplify the file (for example save it again as a plain PDF), "
+        "then upload it as a new version.",
+    ),
+}
+
+UNKNOWN = ErrorHelp(
+    "The task stopped with an error this version does not describe.",
+    "Retry the task; if it fails again, tell the operators.",
+)
+
+
+def error_help(code: str | None) -> ErrorHelp | None:
+    """The help for `code`; None when there is no error."""
+    if not code:
+        return None
+    return ERROR_HELP.get(code, UNKNOWN)
+
+
+def describe(code: str | None) -> str:
+    """One line for a person: code, what happened, what to do next."""
+    help_ = error_help(code)
+    if help_ is None:
+        return ""
+    return f"{code}: {help_.sentence} {help_.next_step}"
