@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run test test-browser lint format venv migrate clean
+.PHONY: run test test-browser bench bench-quick lint format venv migrate clean
 
 venv: $(STAMP)
 
@@ -34,6 +34,25 @@ test: venv
 # real worker; screenshots in var/screenshots/. `make test` leaves it out.
 test-browser: venv
 	$(PY) -m pytest -m browser tests/browser $(PYTEST_ARGS)
+
+# Benchmarks (not tests): print tables and rewrite their sections of
+# docs/benchmarks.md. Needs PostgreSQL on 127.0.0.1:5432 for the PostgreSQL rows.
+bench: venv
+	$(PY) bench/claiming.py --database sqlite
+	$(PY) bench/claiming.py --database postgresql
+	$(PY) bench/submit_latency.py
+	$(PY) bench/submit_latency.py --database-url postgres://postgres@127.0.0.1:5432/curator_bench
+	$(PY) bench/submit_to_claim.py
+	$(PY) bench/ingestion_throughput.py
+	$(PY) bench/query_latency.py
+
+# The same measurements, smaller, in under two minutes (numbers are noisier).
+bench-quick: venv
+	$(PY) bench/claiming.py --quick --workers 1 8 --database sqlite
+	$(PY) bench/claiming.py --quick --workers 1 8 --database postgresql
+	$(PY) bench/submit_latency.py --quick
+	$(PY) bench/ingestion_throughput.py --quick --workers 1
+	$(PY) bench/query_latency.py --quick
 
 lint: venv
 	$(VENV)/bin/ruff check .
