@@ -46,7 +46,7 @@ from .wakeups import PollWaiter, Waiter
 
 logger = logging.getLogger(__name__)
 
-SPREAD_CLAIMS_AFTER_MISS = 25
+SPREAD_CLAIMS_AFTER_MISS = 500
 COUNTER_FLUSH_SECONDS = 5.0
 
 
@@ -261,22 +261,22 @@ class Worker:
         while True:
             spreading = self._spread_remaining > 0
             candidates = services.claimable_tasks(
-                settings.INGESTION_CLAIM_WINDOW * (4 if spreading else 1)
+                settings.INGESTION_CLAIM_WINDOW * (2 if spreading else 1)
             )
             if not candidates:
                 return None
             if spreading:
                 self._spread_remaining -= 1
-                self._rng.shuffle(candidates)
-            for candidate in candidates:
-                claim = services.ingestion_task_claim_candidate(
-                    candidate, worker_id=self.worker_id
-                )
-                if claim is not None:
-                    return claim
-                self.stats.missed += 1
-                self._spread_remaining = SPREAD_CLAIMS_AFTER_MISS
-            # Every candidate went to someone else: read the queue again.
+                candidates = [self._rng.choice(candidates)]
+            claim = services.ingestion_task_claim_candidate(
+                candidates[0], worker_id=self.worker_id
+            )
+            if claim is not None:
+                return claim
+            # A miss means the list is stale (others claimed meanwhile): read the
+            # queue again rather than trying more of it, and spread from now on.
+            self.stats.missed += 1
+            self._spread_remaining = SPREAD_CLAIMS_AFTER_MISS
 
     # --- executing -------------------------------------------------------------
 
