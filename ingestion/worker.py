@@ -13,10 +13,11 @@ Stopping: the first SIGTERM/SIGINT stops claiming; the current task may finish
 within the grace period, after which (or at a second signal) it is released back
 to `queued` at the pipeline's next checkpoint, uncharged.
 
-Claiming is a conditional UPDATE whose row count decides who won. To keep eight
-workers from all aiming at the head of the queue, a worker that has just missed a
-claim spreads its next attempts over the oldest `INGESTION_CLAIM_WINDOW` tasks;
-a worker without competition always takes the oldest task.
+Claiming is a conditional UPDATE whose row count decides who won. A worker without
+competition reads and claims the oldest task. After a miss its candidate list is
+stale, so it reads the queue again, and for its next claims it picks one task at
+random among the oldest 2 x `INGESTION_CLAIM_WINDOW`: eight workers then rarely aim
+at the same row (bench/claiming.py: under 0.1 wasted claims per success).
 """
 
 from __future__ import annotations
@@ -261,7 +262,7 @@ class Worker:
         while True:
             spreading = self._spread_remaining > 0
             candidates = services.claimable_tasks(
-                settings.INGESTION_CLAIM_WINDOW * (2 if spreading else 1)
+                settings.INGESTION_CLAIM_WINDOW * 2 if spreading else 1
             )
             if not candidates:
                 return None
