@@ -193,6 +193,11 @@ LOGGING = {
 INGESTION_POLL_INTERVAL = env.float("INGESTION_POLL_INTERVAL", default=1.0)
 INGESTION_CLAIM_WINDOW = env.int("INGESTION_CLAIM_WINDOW", default=16)
 INGESTION_EMBED_BATCH = env.int("INGESTION_EMBED_BATCH", default=32)
+# Progress is written at most this often (the final state always is): a small
+# document's stages go by faster than anyone can read them.
+INGESTION_PROGRESS_INTERVAL_SECONDS = env.float(
+    "INGESTION_PROGRESS_INTERVAL_SECONDS", default=0.5
+)
 
 # --- Retrieval ---
 # "hashing" (local, no network) or "openai-compatible" (see OPENAI_* below).
@@ -229,6 +234,9 @@ INGESTION_PARSE_MEMORY_BYTES = env.int(
     "INGESTION_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024
 )
 INGESTION_MAX_PDF_PAGES = env.int("INGESTION_MAX_PDF_PAGES", default=2000)
+# Parser processes per worker: a PDF's pages are shared among them (each one has
+# INGESTION_PARSE_MEMORY_BYTES of its own); other kinds use one.
+INGESTION_PARSE_PROCESSES = env.int("INGESTION_PARSE_PROCESSES", default=2)
 INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES = env.int(
     "INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES", default=256 * 1024 * 1024
 )

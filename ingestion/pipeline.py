@@ -11,6 +11,7 @@ parser process (`sandbox.py`), bounded in time, memory, pages and DOCX size.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 
@@ -65,7 +66,10 @@ def parse_memory_bytes() -> int | None:
 
 def warm_parser() -> None:
     """Start this process's parser ahead of the first task."""
-    shared_sandbox().start(memory_bytes=parse_memory_bytes())
+    shared_sandbox().start(
+        memory_bytes=parse_memory_bytes(),
+        processes=settings.INGESTION_PARSE_PROCESSES,
+    )
 
 
 class IngestionPipeline:
@@ -83,6 +87,9 @@ class IngestionPipeline:
         self.sandbox = sandbox or shared_sandbox()
         self.embedder = get_embedder()
         self.batch_size = settings.INGESTION_EMBED_BATCH
+        self.progress_interval = settings.INGESTION_PROGRESS_INTERVAL_SECONDS
+        self._last_progress_write = -math.inf
+        self._pending_progress: tuple[str, int, int] | None = None
         self._stage: str | None = None
         self._stage_started = 0.0
         self._stage_seconds: dict[str, float] = {}
@@ -114,15 +121,37 @@ class IngestionPipeline:
         self.report(TaskStage.INDEXING, len(chunks), len(chunks))
 
         self.report(TaskStage.FINALIZING, len(chunks), len(chunks))
-        services.ingestion_task_succeed(self.claim)
+        services.ingestion_task_succeed(
+            self.claim,
+            stage=TaskStage.FINALIZING,
+            completed=len(chunks),
+            total=len(chunks),
+            stage_seconds=dict(self._stage_seconds),
+        )
         self._stage_finished()
         return len(chunks)
 
     def report(self, stage: str, completed: int, total: int) -> None:
+        """Check for interruption and note progress, written when it is due.
+
+        Every write is guarded by the claim, so a lost task surfaces here as
+        `TaskLost` (or at the next guarded write, the chunks at the latest).
+        """
         self.interrupt()
         if stage != self._stage:
             self._stage_finished()
             self._stage, self._stage_started = stage, time.monotonic()
+        self._pending_progress = (stage, completed, total)
+        self._write_progress_if_due()
+        self.on_progress(stage, completed, total)
+
+    def _write_progress_if_due(self) -> None:
+        if self._pending_progress is None:
+            return
+        now = time.monotonic()
+        if now - self._last_progress_write < self.progress_interval:
+            return
+        stage, completed, total = self._pending_progress
         services.ingestion_task_report_progress(
             self.claim,
             stage=stage,
@@ -130,7 +159,14 @@ class IngestionPipeline:
             total=total,
             stage_seconds=dict(self._stage_seconds),
         )
-        self.on_progress(stage, completed, total)
+        self._pending_progress = None
+        self._last_progress_write = now
+
+    def _while_parsing(self) -> None:
+        # Called every few tenths of a second while the parser works: a long parse
+        # shows up as the current stage even though no report follows it soon.
+        self.interrupt()
+        self._write_progress_if_due()
 
     def _stage_finished(self) -> None:
         """One log line per stage: task, worker, stage, duration."""
@@ -174,7 +210,8 @@ class IngestionPipeline:
                 limits=parse_limits(),
                 timeout=settings.INGESTION_PARSE_TIMEOUT_SECONDS,
                 memory_bytes=parse_memory_bytes(),
-                interrupt=self.interrupt,
+                interrupt=self._while_parsing,
+                processes=settings.INGESTION_PARSE_PROCESSES,
             )
         except ParseError as error:
             code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))

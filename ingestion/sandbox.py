@@ -1,16 +1,22 @@
-"""Parsing in a child process, so a pathological file cannot hang or exhaust a worker.
+"""Parsing in child processes, so a pathological file cannot hang or exhaust a worker.
 
-Each worker process keeps one warm parser process and talks to it over a pipe:
+Each worker process keeps warm parser processes (one per parallel shard) and talks
+to them over pipes:
 
-    worker: send (kind, data, limits) -> wait for the reply, up to the time limit,
-            calling `interrupt()` every POLL_SECONDS (it may raise to give up)
-    parser: parse_document(kind, data, limits) -> reply blocks or the ParseError
+    worker: send (kind, data, limits, shard) to each parser it uses -> wait for the
+            replies, up to the time limit, calling `interrupt()` every POLL_SECONDS
+            (it may raise to give up)
+    parser: parse_document(kind, data, limits, shard) -> reply blocks or ParseError
 
-The parser is started with "spawn" (no inherited threads, locks or database
+A PDF is read by all of them at once, each taking every n-th page (pdfminer spends
+its time page by page, and interleaving spreads heavy pages evenly); the blocks come
+back merged in page order. Other kinds go to the first parser alone.
+
+A parser is started with "spawn" (no inherited threads, locks or database
 connections), caps its own address space (RLIMIT_AS), ignores SIGTERM/SIGINT (the
 worker decides when it stops) and exits when the worker is gone. A timeout, a memory
-error, a crash or an interruption kills it; the next parse starts a fresh one.
-This module does not touch Django, so the parser process stays small.
+error, a crash or an interruption kills the parsers still busy; the next parse starts
+fresh ones. This module does not touch Django, so the parser processes stay small.
 """
 
 from __future__ import annotations
@@ -24,32 +30,35 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Connection
+from itertools import chain
+from multiprocessing.connection import Connection, wait
 
 from .parsers import Block, FileTooLarge, ParseError, ParseLimits, parse_document
 
 POLL_SECONDS = 0.1
+SHARDED_KINDS = frozenset({"pdf"})
 
 
 class ParseTimeout(ParseError):
     """The parse ran past its wall-clock limit and was killed."""
 
 
-class ParseSandbox:
+class _Parser:
+    """One parser process and the worker's end of its pipe."""
+
     def __init__(self) -> None:
-        self._process: multiprocessing.process.BaseProcess | None = None
-        self._conn: Connection | None = None
-        self._memory_bytes: int | None = None
+        self.process: multiprocessing.process.BaseProcess | None = None
+        self.conn: Connection | None = None
+        self.memory_bytes: int | None = None
 
     def start(self, *, memory_bytes: int | None) -> Connection:
-        """Start the parser now (if needed), so the first parse finds it warm."""
         if (
-            self._conn is not None
-            and self._process is not None
-            and self._process.is_alive()
-            and self._memory_bytes == memory_bytes
+            self.conn is not None
+            and self.process is not None
+            and self.process.is_alive()
+            and self.memory_bytes == memory_bytes
         ):
-            return self._conn
+            return self.conn
         self.stop()
         context = multiprocessing.get_context("spawn")
         parent_end, child_end = context.Pipe()
@@ -63,18 +72,51 @@ class ParseSandbox:
         )
         process.start()
         child_end.close()
-        self._process, self._conn = process, parent_end
-        self._memory_bytes = memory_bytes
+        self.process, self.conn = process, parent_end
+        self.memory_bytes = memory_bytes
         return parent_end
 
     def stop(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.kill()
-            self._process.join(timeout=5)
-        self._process = self._conn = None
+        if self.conn is not None:
+            self.conn.close()
+        if self.process is not None:
+            if self.process.is_alive():
+                self.process.kill()
+            self.process.join(timeout=5)
+        self.process = self.conn = None
+
+    def crash_error(self) -> ParseError:
+        """Why the parser's pipe closed; the parser is stopped."""
+        exitcode = None
+        if self.process is not None:
+            self.process.join(timeout=1)
+            exitcode = self.process.exitcode
+        self.stop()
+        if exitcode == -signal.SIGKILL:
+            return FileTooLarge(
+                "the parser was killed, most likely for using too much memory"
+            )
+        return ParseError(f"the parser stopped unexpectedly ({exitcode})")
+
+
+class ParseSandbox:
+    def __init__(self) -> None:
+        self._parsers: list[_Parser] = []
+
+    def start(self, *, memory_bytes: int | None, processes: int = 1) -> None:
+        """Start the parsers now (if needed), so the first parse finds them warm."""
+        self._parsers_for(processes, memory_bytes)
+
+    def stop(self) -> None:
+        for parser in self._parsers:
+            parser.stop()
+
+    def _parsers_for(self, count: int, memory_bytes: int | None) -> list[_Parser]:
+        while len(self._parsers) < count:
+            self._parsers.append(_Parser())
+        for parser in self._parsers[:count]:
+            parser.start(memory_bytes=memory_bytes)
+        return self._parsers[:count]
 
     def parse(
         self,
@@ -85,47 +127,66 @@ class ParseSandbox:
         timeout: float,
         memory_bytes: int | None,
         interrupt: Callable[[], None] = lambda: None,
+        processes: int = 1,
     ) -> list[Block]:
         """Blocks of the document, or ParseError (ParseTimeout, FileTooLarge, ...)."""
-        conn = self.start(memory_bytes=memory_bytes)
+        shards = max(1, processes) if kind in SHARDED_KINDS else 1
+        parsers = self._parsers_for(shards, memory_bytes)
         deadline = time.monotonic() + timeout
+        busy: dict[Connection, int] = {}
+        replies: list[tuple[str, object] | None] = [None] * shards
         try:
-            conn.send((kind, data, limits))
-            while not conn.poll(POLL_SECONDS):
-                interrupt()
-                if time.monotonic() >= deadline:
-                    raise ParseTimeout(
-                        f"parsing took longer than {timeout:g} s, the limit"
-                    )
-            outcome, value = conn.recv()
-        except (EOFError, OSError):
-            exitcode = self._exit_code()
-            self.stop()
-            if exitcode == -signal.SIGKILL:
-                raise FileTooLarge(
-                    "the parser was killed, most likely for using too much memory"
-                ) from None
-            raise ParseError(f"the parser stopped unexpectedly ({exitcode})") from None
+            for index, parser in enumerate(parsers):
+                try:
+                    parser.conn.send((kind, data, limits, (index, shards)))
+                except (EOFError, OSError):
+                    raise parser.crash_error() from None
+                busy[parser.conn] = index
+            while busy:
+                for conn in wait(list(busy), timeout=POLL_SECONDS):
+                    index = busy.pop(conn)
+                    try:
+                        replies[index] = conn.recv()
+                    except (EOFError, OSError):
+                        raise parsers[index].crash_error() from None
+                    if replies[index][0] != "ok":
+                        break  # no need to wait for the others
+                else:
+                    if busy:
+                        interrupt()
+                        if time.monotonic() >= deadline:
+                            raise ParseTimeout(
+                                f"parsing took longer than {timeout:g} s, the limit"
+                            )
+                    continue
+                break
         except BaseException:
-            # Timed out or interrupted mid-parse: the parser is busy, start afresh.
-            self.stop()
+            # Timed out, crashed or interrupted: the parsers still busy start afresh.
+            for index in busy.values():
+                parsers[index].stop()
             raise
-        if outcome == "ok":
-            return value
-        if outcome == "memory":
-            self.stop()
-            raise FileTooLarge(
-                f"parsing needed more than the {memory_bytes // 2**20} MiB memory limit"
-                if memory_bytes
-                else "parsing ran out of memory"
-            )
-        raise value
-
-    def _exit_code(self) -> int | None:
-        if self._process is None:
-            return None
-        self._process.join(timeout=1)
-        return self._process.exitcode
+        for index in busy.values():
+            parsers[index].stop()  # a shard failed; the others' work is moot
+        results: list[list[Block]] = []
+        for index, reply in enumerate(replies):
+            if reply is None:
+                continue
+            outcome, value = reply
+            if outcome == "memory":
+                parsers[index].stop()
+                raise FileTooLarge(
+                    f"parsing needed more than the {memory_bytes // 2**20} MiB "
+                    "memory limit"
+                    if memory_bytes
+                    else "parsing ran out of memory"
+                )
+            if outcome != "ok":
+                raise value
+            results.append(value)
+        if shards == 1:
+            return results[0]
+        # Each page comes from one shard, in order: a stable sort restores the file.
+        return sorted(chain.from_iterable(results), key=lambda block: block.page or 0)
 
 
 _shared = ParseSandbox()
@@ -133,7 +194,7 @@ atexit.register(_shared.stop)
 
 
 def shared_sandbox() -> ParseSandbox:
-    """This process's parser (one worker per process, so one parser)."""
+    """This process's parsers (one worker per process, so one sandbox)."""
     return _shared
 
 
@@ -151,14 +212,14 @@ def _serve(
         _limit_address_space(memory_bytes)
     while True:
         try:
-            kind, data, limits = conn.recv()
+            kind, data, limits, shard = conn.recv()
         except (EOFError, OSError):
             return
         except MemoryError:
             conn.send(("memory", None))
             continue
         try:
-            reply = ("ok", parse_document(kind, data, limits))
+            reply = ("ok", parse_document(kind, data, limits, shard=shard))
         except MemoryError:
             reply = ("memory", None)
         except ParseError as error:

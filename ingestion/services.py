@@ -317,12 +317,19 @@ def ingestion_task_discard_chunks(claim: TaskClaim) -> int:
     )
 
 
-def ingestion_task_succeed(claim: TaskClaim) -> None:
-    """Task `succeeded` and document `review_pending`, together or not at all."""
+def ingestion_task_succeed(claim: TaskClaim, **final_progress) -> None:
+    """Task `succeeded` and document `review_pending`, together or not at all.
+
+    `final_progress` (stage, completed, total, stage_seconds) is written with it.
+    """
     with transaction.atomic():
         now = timezone.now()
         if not transition_tasks(
-            _held(claim), "succeed", finished_at=now, lease_expires_at=None
+            _held(claim),
+            "succeed",
+            finished_at=now,
+            lease_expires_at=None,
+            **final_progress,
         ):
             raise TaskLost(claim.task_id)
         transition_document(claim.document_id, "ingest_succeed")

@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from retrieval.tokens import cjk_ngrams, iter_terms
+from retrieval.tokens import cjk_ngrams, term_runs
 
 
 class ProviderUnavailable(Exception):
@@ -38,16 +38,12 @@ class Embedder(Protocol):
 def _features(text: str) -> list[str]:
     """Word unigrams and bigrams for Latin text, character n-grams for CJK runs."""
     features: list[str] = []
-    previous: str | None = None
-    for is_cjk, term in iter_terms(text):
+    for is_cjk, terms in term_runs(text):
         if is_cjk:
-            features.extend(cjk_ngrams(term))
-            previous = None
+            features.extend(cjk_ngrams(terms[0]))
         else:
-            features.append(term)
-            if previous is not None:
-                features.append(f"{previous} {term}")
-            previous = term
+            features.extend(terms)
+            features.extend(map("{} {}".format, terms, terms[1:]))
     return features
 
 
@@ -83,22 +79,35 @@ class HashingEmbedder:
         return slot
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            counts = Counter(_features(text))
-            if not counts:
-                continue
-            slots = np.fromiter(
-                map(self._slot, counts), dtype=np.int64, count=len(counts)
+        # One bincount over the whole batch: per-row numpy calls cost more than the
+        # hashing itself on short chunks.
+        slots: list[int] = []
+        counts: list[int] = []
+        lengths: list[int] = []
+        for text in texts:
+            features = Counter(_features(text))
+            found = list(map(self._slots.get, features))
+            if None in found:
+                found = [
+                    slot if slot is not None else self._slot(feature)
+                    for feature, slot in zip(features, found, strict=True)
+                ]
+            slots.extend(found)
+            counts.extend(features.values())
+            lengths.append(len(features))
+        dimension = self.dimension
+        signed_slots = np.array(slots, dtype=np.int64)
+        rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+        weights = np.sign(signed_slots) * (1.0 + np.log(np.array(counts, np.float64)))
+        matrix = (
+            np.bincount(
+                rows * dimension + np.abs(signed_slots) - 1,
+                weights=weights,
+                minlength=len(texts) * dimension,
             )
-            weights = 1.0 + np.log(
-                np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
-            )
-            matrix[row] = np.bincount(
-                np.abs(slots) - 1,
-                weights=np.sign(slots) * weights,
-                minlength=self.dimension,
-            )
+            .reshape(len(texts), dimension)
+            .astype(np.float32)
+        )
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         np.divide(matrix, norms, out=matrix, where=norms > 0)
         return matrix

@@ -19,14 +19,11 @@ _CJK = (
     "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u318f\u31a0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
 )
-_TERM_RE = re.compile(
-    rf"""
-    (?P<number>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)*)
-    | (?P<cjk>[{_CJK}]+)
-    | (?P<word>[^\W\d_{_CJK}][^\W_{_CJK}]*(?:['\u2019][^\W_{_CJK}]+)*)
-    """,
-    re.VERBOSE,
-)
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*"
+_WORD = rf"[^\W\d_{_CJK}][^\W_{_CJK}]*(?:['\u2019][^\W_{_CJK}]+)*"
+_TERM_RE = re.compile(rf"(?P<number>{_NUMBER})|(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD})")
+_CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
+_LATIN_TERM_RE = re.compile(f"{_NUMBER}|{_WORD}")
 
 
 def iter_terms(text: str) -> Iterator[tuple[bool, str]]:
@@ -45,6 +42,26 @@ def iter_terms(text: str) -> Iterator[tuple[bool, str]]:
 def cjk_ngrams(run: str) -> list[str]:
     """Character unigrams followed by bigrams of one CJK run."""
     return [*run, *(run[i : i + 2] for i in range(len(run) - 1))]
+
+
+def term_runs(text: str) -> Iterator[tuple[bool, list[str]]]:
+    """The terms of `iter_terms`, a run at a time: (True, [cjk_run]) or
+    (False, [the words and numbers between two CJK runs]).
+
+    The same terms, found with one `findall` per run instead of a match object per
+    term: the embedder reads every chunk through it.
+    """
+    for index, segment in enumerate(
+        _CJK_RUN_RE.split(unicodedata.normalize("NFKC", text).lower())
+    ):
+        if index % 2:
+            yield True, [segment]
+        elif segment:
+            terms = _LATIN_TERM_RE.findall(segment.replace("\u2019", "'"))
+            if "," in segment:
+                terms = [term.replace(",", "") for term in terms]
+            if terms:
+                yield False, terms
 
 
 def tokenize(text: str) -> list[str]:

@@ -95,3 +95,25 @@ def corpus_bytes(relative: str) -> bytes:
 def first_half(relative: str) -> bytes:
     data = corpus_bytes(relative)
     return data[: len(data) // 2]
+
+
+def text_pages_pdf(pages: list[str], *, slow_page: int | None = None) -> bytes:
+    """One page per text (ASCII), in Helvetica; `slow_page` (0-based) repeats its
+    text 200,000 times, to keep whoever parses that page busy for many seconds."""
+    objects = [
+        b"<</Type/Catalog/Pages 2 0 R>>",
+        b"",  # the page tree, once the page numbers are known
+        b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
+    ]
+    kids = []
+    for index, text in enumerate(pages):
+        show = b"BT /F1 12 Tf 72 700 Td (%s) Tj ET\n" % text.encode("ascii")
+        content = show * (200_000 if index == slow_page else 1)
+        objects.append(_stream(content))
+        objects.append(
+            b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Contents %d 0 R"
+            b"/Resources<</Font<</F1 3 0 R>>>>>>" % len(objects)
+        )
+        kids.append(b"%d 0 R" % len(objects))
+    objects[1] = b"<</Type/Pages/Kids[%s]/Count %d>>" % (b" ".join(kids), len(kids))
+    return build_pdf(objects)

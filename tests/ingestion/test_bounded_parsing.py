@@ -11,12 +11,14 @@ from documents.models import Document
 from ingestion.models import IngestionTask
 from ingestion.parsers import (
     FileTooLarge,
+    ParseError,
     ParseLimits,
     TooManyPages,
     check_docx_archive,
     parse_document,
     pdf_page_count,
 )
+from ingestion.sandbox import ParseSandbox, ParseTimeout
 from tests.factories import DocumentFactory
 from tests.ingestion.conftest import CORPUS
 from tests.ingestion.hostile import (
@@ -25,6 +27,7 @@ from tests.ingestion.hostile import (
     docx_zip_bomb,
     first_half,
     slow_pdf,
+    text_pages_pdf,
 )
 from tests.samples import MINIMAL_PDF, docx_bytes
 
@@ -197,3 +200,127 @@ def test_the_api_refuses_an_upload_whose_extension_lies(
     assert response.status_code == 415
     assert response.json()["error_code"] == "unsupported_media_type"
     assert not Document.objects.exists()
+
+
+# --- PDF pages shared among parser processes ---------------------------------------
+
+SEVEN_PAGES = [f"Page {n} says policy number {n}." for n in range(1, 8)]
+
+
+def test_a_shard_reads_every_nth_page():
+    data = text_pages_pdf(SEVEN_PAGES)
+
+    shard = parse_document("pdf", data, shard=(1, 3))
+
+    assert [(b.page, b.text) for b in shard] == [
+        (2, SEVEN_PAGES[1]),
+        (5, SEVEN_PAGES[4]),
+    ]
+
+
+@pytest.mark.parametrize("processes", [1, 2, 3])
+def test_pdf_pages_parsed_by_several_processes_come_back_in_order(processes):
+    data = text_pages_pdf(SEVEN_PAGES)
+    sandbox = ParseSandbox()
+    try:
+        blocks = sandbox.parse(
+            "pdf",
+            data,
+            limits=ParseLimits(),
+            timeout=30,
+            memory_bytes=None,
+            processes=processes,
+        )
+        # Other kinds are not split: one parser reads them whole.
+        text = sandbox.parse(
+            "text",
+            b"One line.\n\nAnother.",
+            limits=ParseLimits(),
+            timeout=30,
+            memory_bytes=None,
+            processes=processes,
+        )
+    finally:
+        sandbox.stop()
+    assert blocks == parse_document("pdf", data)
+    assert [(b.page, b.text) for b in blocks] == list(enumerate(SEVEN_PAGES, 1))
+    assert [b.text for b in text] == ["One line.", "Another."]
+
+
+def test_a_shard_past_the_time_limit_stops_every_parser_and_the_next_parse_works():
+    slow_second_page = text_pages_pdf(SEVEN_PAGES[:3], slow_page=1)
+    sandbox = ParseSandbox()
+    try:
+        with pytest.raises(ParseTimeout):
+            sandbox.parse(
+                "pdf",
+                slow_second_page,
+                limits=ParseLimits(),
+                timeout=1,
+                memory_bytes=None,
+                processes=2,
+            )
+        blocks = sandbox.parse(
+            "pdf",
+            text_pages_pdf(SEVEN_PAGES),
+            limits=ParseLimits(),
+            timeout=30,
+            memory_bytes=None,
+            processes=2,
+        )
+    finally:
+        sandbox.stop()
+    assert [b.page for b in blocks] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_an_interrupted_sharded_parse_stops_the_busy_parser_only():
+    sandbox = ParseSandbox()
+    calls = []
+
+    def interrupt():
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sandbox.parse(
+                "pdf",
+                text_pages_pdf(SEVEN_PAGES[:2], slow_page=0),
+                limits=ParseLimits(),
+                timeout=60,
+                memory_bytes=None,
+                interrupt=interrupt,
+                processes=2,
+            )
+        busy, idle = sandbox._parsers
+        assert busy.process is None  # killed with the page it was reading
+        assert idle.process is not None
+        assert idle.process.is_alive()  # still warm
+        blocks = sandbox.parse(
+            "pdf",
+            text_pages_pdf(SEVEN_PAGES[:2]),
+            limits=ParseLimits(),
+            timeout=30,
+            memory_bytes=None,
+            processes=2,
+        )
+    finally:
+        sandbox.stop()
+    assert [b.page for b in blocks] == [1, 2]
+
+
+def test_a_damaged_pdf_read_by_two_parsers_is_one_parse_error():
+    sandbox = ParseSandbox()
+    try:
+        with pytest.raises(ParseError, match=r"damaged PDF|not a PDF"):
+            sandbox.parse(
+                "pdf",
+                text_pages_pdf(SEVEN_PAGES)[:300],
+                limits=ParseLimits(),
+                timeout=30,
+                memory_bytes=None,
+                processes=2,
+            )
+    finally:
+        sandbox.stop()
