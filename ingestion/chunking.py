@@ -157,13 +157,11 @@ class _Measure:
         self.word_weight = word_weight
 
     def __call__(self, text: str) -> float:
-        words = sum(
-            1
-            if len(word) <= _MAX_WORD_CHARS
-            else math.ceil(len(word) / _MAX_WORD_CHARS)
-            for word in _WORD_RE.findall(text)
-        )
-        return len(_CJK_RE.findall(text)) + words * self.word_weight
+        words = _WORD_RE.findall(text)
+        count = len(words)
+        if count and max(map(len, words)) > _MAX_WORD_CHARS:
+            count = sum(math.ceil(len(word) / _MAX_WORD_CHARS) for word in words)
+        return len(_CJK_RE.findall(text)) + count * self.word_weight
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,16 +277,18 @@ class _Packer:
 
     def _tail(self, start: int, end: int) -> list[tuple[int, float]]:
         """Starts of trailing whole sentences that fit the overlap, longest first."""
-        starts = []
-        for match in _BREAKS[0].finditer(self.text, start, end):
-            span = self._strip(match.end(), end)
-            if span is not None and span[0] > start and span[0] not in starts[-1:]:
-                starts.append(span[0])
+        breaks = [m.end() for m in _BREAKS[0].finditer(self.text, start, end)]
         tail: list[tuple[int, float]] = []
-        for sentence_start in reversed(starts):
-            units = self.measure(self.text[sentence_start:end])
+        previous = None
+        # From the last sentence backwards, until one no longer fits.
+        for break_end in reversed(breaks):
+            span = self._strip(break_end, end)
+            if span is None or span[0] <= start or span[0] == previous:
+                continue
+            previous = span[0]
+            units = self.measure(self.text[span[0] : end])
             if units > self.overlap:
                 break
-            tail.append((sentence_start, units))
+            tail.append((span[0], units))
         tail.reverse()
         return tail

@@ -633,6 +633,7 @@ class _DocxStyles:
 
     def __init__(self, styles_element: _Element | None) -> None:
         self._styles: dict[str, _DocxStyle] = {}
+        self._facts: dict[str | None, tuple[bool, int | None, bool]] = {}
         self.default: str | None = None
         if styles_element is None:
             return
@@ -685,6 +686,17 @@ class _DocxStyles:
     def numbered(self, style_id: str | None) -> bool:
         return any(style.numbered for style in self._chain(style_id))
 
+    def facts(self, style_id: str | None) -> tuple[bool, int | None, bool]:
+        """(table-of-contents entry, heading level, numbered), once per style."""
+        facts = self._facts.get(style_id)
+        if facts is None:
+            facts = self._facts[style_id] = (
+                _TOC_STYLE.match(self.name(style_id).strip()) is not None,
+                self.heading_level(style_id),
+                self.numbered(style_id),
+            )
+        return facts
+
 
 def _int_or_none(value: str | None) -> int | None:
     try:
@@ -693,10 +705,23 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-def _docx_hidden(run: _Element) -> bool:
-    rpr = run.find(_W_RPR)
-    vanish = rpr.find(_W_VANISH) if rpr is not None else None
-    return vanish is not None and vanish.get(_W_VAL, "true").lower() not in _DOCX_FALSE
+def _docx_prune(body: _Element) -> None:
+    """Drop hidden runs and the subtrees that never hold visible text, in C.
+
+    Run properties make up most of a body's elements; walking them in Python cost
+    more than the rest of the parse.
+    """
+    for vanish in list(body.iter(_W_VANISH)):
+        properties = vanish.getparent()
+        run = properties.getparent()
+        if (
+            properties.tag == _W_RPR
+            and run is not None
+            and run.tag == _W_R
+            and vanish.get(_W_VAL, "true").lower() not in _DOCX_FALSE
+        ):
+            run.getparent().remove(run)
+    etree.strip_elements(body, *(_DOCX_SKIP - {_W_PPR}), with_tail=False)
 
 
 def _docx_collect(element: _Element, parts: list[str]) -> None:
@@ -712,8 +737,6 @@ def _docx_collect(element: _Element, parts: list[str]) -> None:
             parts.append("\n")
         elif tag == _W_NO_BREAK_HYPHEN:
             parts.append("-")
-        elif tag == _W_R and _docx_hidden(child):
-            continue
         elif tag == _W_P:  # text boxes and nested table cells
             parts.append("\n")
             _docx_collect(child, parts)
@@ -838,6 +861,7 @@ def parse_docx(data: bytes) -> list[Block]:
     body = document.find(_W_BODY)
     if body is None:
         return blocks
+    _docx_prune(body)
     for element in _docx_children(body, frozenset({_W_P, _W_TBL})):
         if element.tag == _W_TBL:
             for row in _docx_children(element, frozenset({_W_TR})):
@@ -853,23 +877,21 @@ def parse_docx(data: bytes) -> list[Block]:
         style_id = (
             style_element.get(_W_VAL) if style_element is not None else styles.default
         )
-        if _TOC_STYLE.match(styles.name(style_id).strip()):
+        is_toc, level, numbered = styles.facts(style_id)
+        if is_toc:
             continue
         direct_outline = ppr.find(_W_OUTLINE) if ppr is not None else None
         if direct_outline is not None:
             outline = _int_or_none(direct_outline.get(_W_VAL))
             level = outline + 1 if outline is not None and 0 <= outline <= 8 else None
-        else:
-            level = styles.heading_level(style_id)
         if level is not None and len(text) <= _MAX_HEADING_CHARS:
             stack = [(lvl, title) for lvl, title in stack if lvl < level]
             stack.append((level, text))
             path = tuple(title for _, title in stack)
             blocks.append(Block(text=text, heading_path=path, kind=HEADING))
             continue
-        numbered = (ppr is not None and ppr.find(_W_NUMPR) is not None) or (
-            styles.numbered(style_id)
-        )
+        if not numbered:
+            numbered = ppr is not None and ppr.find(_W_NUMPR) is not None
         kind = LIST_ITEM if numbered else PARAGRAPH
         blocks.append(Block(text=text, heading_path=path, kind=kind))
     return blocks
