@@ -193,13 +193,13 @@ def ingestion_task_claim_candidate(
     )
 
 
-def claimable_tasks(limit: int) -> list[Candidate]:
-    """The oldest claimable tasks, oldest first."""
+def claimable_tasks(limit: int, *, offset: int = 0) -> list[Candidate]:
+    """The oldest claimable tasks, oldest first, skipping the first `offset`."""
     return [
         Candidate(*row)
         for row in IngestionTask.objects.claimable()
         .order_by("available_at", "created_at")
-        .values_list("pk", "document_id", "attempt")[:limit]
+        .values_list("pk", "document_id", "attempt")[offset : offset + limit]
     ]
 
 
@@ -332,7 +332,9 @@ def ingestion_task_succeed(claim: TaskClaim, **final_progress) -> None:
             **final_progress,
         ):
             raise TaskLost(claim.task_id)
-        transition_document(claim.document_id, "ingest_succeed")
+        document = Document.objects.filter(pk=claim.document_id)
+        if not transition_documents(document, "ingest_succeed"):
+            transition_document(claim.document_id, "ingest_succeed")  # raises why
 
 
 def ingestion_task_report_failure(

@@ -260,15 +260,17 @@ class Worker:
             services.ingestion_tasks_reclaim_expired()
             self._reclaim_due = now + self.poll_interval
         while True:
-            spreading = self._spread_remaining > 0
-            candidates = services.claimable_tasks(
-                settings.INGESTION_CLAIM_WINDOW * 2 if spreading else 1
-            )
+            candidates = []
+            if self._spread_remaining > 0:
+                self._spread_remaining -= 1
+                # One row read, at a random place among the oldest: past the end
+                # of a short queue it finds nothing, and the oldest is read instead.
+                candidates = services.claimable_tasks(
+                    1, offset=self._rng.randrange(settings.INGESTION_CLAIM_WINDOW * 2)
+                )
+            candidates = candidates or services.claimable_tasks(1)
             if not candidates:
                 return None
-            if spreading:
-                self._spread_remaining -= 1
-                candidates = [self._rng.choice(candidates)]
             claim = services.ingestion_task_claim_candidate(
                 candidates[0], worker_id=self.worker_id
             )

@@ -625,11 +625,11 @@ class TestDatabaseOutage:
         original = services.claimable_tasks
         calls = {"n": 0}
 
-        def claimable(limit):
+        def claimable(limit, **options):
             calls["n"] += 1
             if calls["n"] <= failures:
                 raise OperationalError("connection refused")
-            return original(limit)
+            return original(limit, **options)
 
         monkeypatch.setattr(services, "claimable_tasks", claimable)
 
