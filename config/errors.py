@@ -1,28 +1,20 @@
-"""One error shape for the whole API: `{"error_code": "...", "detail": "..."}`.
+"""Domain errors: refusals with a stable `error_code` and the HTTP status they map to.
 
-Domain code raises `DomainError` subclasses; DRF's own exceptions are mapped to
-stable codes here. Nothing else in the code base builds error responses.
+Services raise them; `config/api_errors.py` turns them (and DRF's own exceptions)
+into the one error shape of the API. This module imports nothing heavy, so the
+worker, which never answers HTTP, does not load DRF.
 """
 
 from __future__ import annotations
 
-import logging
-
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, JsonResponse
-from django.views import defaults
-from rest_framework import exceptions, status
-from rest_framework.response import Response
-from rest_framework.views import exception_handler
-
-logger = logging.getLogger(__name__)
+from http import HTTPStatus
 
 
 class DomainError(Exception):
     """A refusal with a stable code that the API and the admin both report."""
 
     error_code = "error"
-    http_status = status.HTTP_400_BAD_REQUEST
+    http_status = HTTPStatus.BAD_REQUEST
     default_detail = "The request could not be completed."
 
     def __init__(self, detail: str | None = None) -> None:
@@ -32,131 +24,40 @@ class DomainError(Exception):
 
 class NotFound(DomainError):
     error_code = "not_found"
-    http_status = status.HTTP_404_NOT_FOUND
+    http_status = HTTPStatus.NOT_FOUND
     default_detail = "Not found."
 
 
 class PermissionDenied(DomainError):
     error_code = "permission_denied"
-    http_status = status.HTTP_403_FORBIDDEN
+    http_status = HTTPStatus.FORBIDDEN
     default_detail = "You do not have permission to perform this action."
 
 
 class InvalidTransition(DomainError):
     error_code = "invalid_transition"
-    http_status = status.HTTP_409_CONFLICT
+    http_status = HTTPStatus.CONFLICT
     default_detail = "This action is not allowed in the current state."
 
 
 class StaleVersion(DomainError):
     error_code = "stale_version"
-    http_status = status.HTTP_409_CONFLICT
+    http_status = HTTPStatus.CONFLICT
     default_detail = "The object was changed by someone else; reload and retry."
 
 
 class PreconditionRequired(DomainError):
     error_code = "precondition_required"
-    http_status = status.HTTP_428_PRECONDITION_REQUIRED
+    http_status = HTTPStatus.PRECONDITION_REQUIRED
     default_detail = "This request needs an If-Match header with the lock_version."
 
 
 class ValidationFailed(DomainError):
     error_code = "validation_error"
-    http_status = status.HTTP_422_UNPROCESSABLE_ENTITY
+    http_status = HTTPStatus.UNPROCESSABLE_ENTITY
     default_detail = "The request is not valid."
 
 
 class Conflict(DomainError):
     error_code = "conflict"
-    http_status = status.HTTP_409_CONFLICT
-
-
-_DRF_CODES: list[tuple[type[Exception], str, int]] = [
-    (exceptions.NotAuthenticated, "not_authenticated", status.HTTP_401_UNAUTHORIZED),
-    (
-        exceptions.AuthenticationFailed,
-        "authentication_failed",
-        status.HTTP_401_UNAUTHORIZED,
-    ),
-    (exceptions.PermissionDenied, "permission_denied", status.HTTP_403_FORBIDDEN),
-    (exceptions.NotFound, "not_found", status.HTTP_404_NOT_FOUND),
-    (
-        exceptions.MethodNotAllowed,
-        "method_not_allowed",
-        status.HTTP_405_METHOD_NOT_ALLOWED,
-    ),
-    (exceptions.NotAcceptable, "not_acceptable", status.HTTP_406_NOT_ACCEPTABLE),
-    (
-        exceptions.UnsupportedMediaType,
-        "unsupported_media_type",
-        status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
-    ),
-    (exceptions.Throttled, "throttled", status.HTTP_429_TOO_MANY_REQUESTS),
-    (exceptions.ParseError, "malformed_request", status.HTTP_400_BAD_REQUEST),
-    (
-        exceptions.ValidationError,
-        "validation_error",
-        status.HTTP_422_UNPROCESSABLE_ENTITY,
-    ),
-]
-
-
-def error_body(error_code: str, detail, **extra) -> dict:
-    return {"error_code": error_code, "detail": detail, **extra}
-
-
-def _flatten(detail) -> str:
-    """Turn DRF's nested error detail into one readable sentence."""
-    if isinstance(detail, dict):
-        parts = []
-        for field, value in detail.items():
-            text = _flatten(value)
-            parts.append(text if field == "non_field_errors" else f"{field}: {text}")
-        return "; ".join(parts)
-    if isinstance(detail, list):
-        return " ".join(_flatten(item) for item in detail)
-    return str(detail)
-
-
-def api_exception_handler(exc, context):
-    if isinstance(exc, DomainError):
-        return Response(error_body(exc.error_code, exc.detail), status=exc.http_status)
-    if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
-    elif isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied()
-
-    response = exception_handler(exc, context)
-    if response is None:
-        logger.exception("Unhandled error in %s", context.get("view"))
-        return Response(
-            error_body("internal_error", "An internal error occurred."),
-            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
-        )
-    for exc_class, code, http_status in _DRF_CODES:
-        if isinstance(exc, exc_class):
-            body = error_body(code, _flatten(exc.detail))
-            if isinstance(exc, exceptions.ValidationError) and isinstance(
-                exc.detail, dict
-            ):
-                body["fields"] = exc.detail
-            response.data = body
-            response.status_code = http_status
-            return response
-    response.data = error_body("error", _flatten(getattr(exc, "detail", "")))
-    return response
-
-
-def not_found_view(request, exception=None):
-    """JSON 404 under /api/, Django's page elsewhere (the admin)."""
-    if request.path.startswith("/api/"):
-        return JsonResponse(error_body("not_found", "Not found."), status=404)
-    return defaults.page_not_found(request, exception)
-
-
-def server_error_view(request):
-    if request.path.startswith("/api/"):
-        return JsonResponse(
-            error_body("internal_error", "An internal error occurred."), status=500
-        )
-    return defaults.server_error(request)
+    http_status = HTTPStatus.CONFLICT

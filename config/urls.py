@@ -4,8 +4,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.metrics import metrics_view
 
-handler404 = "config.errors.not_found_view"
-handler500 = "config.errors.server_error_view"
+handler404 = "config.api_errors.not_found_view"
+handler500 = "config.api_errors.server_error_view"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

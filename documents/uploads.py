@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import zipfile
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import PurePosixPath
-
-from rest_framework import status
 
 from config.errors import DomainError
 
@@ -51,18 +50,18 @@ _WHITESPACE = b" \t\r\n\x0b\x0c"
 
 class UnsupportedMediaType(DomainError):
     error_code = "unsupported_media_type"
-    http_status = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
+    http_status = HTTPStatus.UNSUPPORTED_MEDIA_TYPE
 
 
 class EmptyDocument(DomainError):
     error_code = "empty_document"
-    http_status = status.HTTP_422_UNPROCESSABLE_ENTITY
+    http_status = HTTPStatus.UNPROCESSABLE_ENTITY
     default_detail = "The file is empty or contains only whitespace."
 
 
 class FileTooLarge(DomainError):
     error_code = "file_too_large"
-    http_status = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    http_status = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
 
 
 def safe_filename(raw_name: str) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from ingestion.parsers import CJK_CLASS, HEADING, Block
+from ingestion.blocks import CJK_CLASS, HEADING, Block
 
 SEPARATOR = "\n\n"
 

@@ -46,6 +46,19 @@ from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
+from .blocks import (
+    CJK_CLASS,
+    HEADING,
+    LIST_ITEM,
+    PARAGRAPH,
+    TABLE_ROW,
+    Block,
+    FileTooLarge,
+    ParseError,
+    ParseLimits,
+    TooManyPages,
+)
+
 if TYPE_CHECKING:
     from lxml.etree import _Element
     from pdfminer.pdfcolor import PDFColorSpace
@@ -53,58 +66,7 @@ if TYPE_CHECKING:
     from pdfminer.pdfinterp import PDFGraphicState
     from pdfminer.utils import Matrix
 
-HEADING = "heading"
-PARAGRAPH = "paragraph"
-TABLE_ROW = "table_row"
-LIST_ITEM = "list_item"
-BLOCK_KINDS = (HEADING, PARAGRAPH, TABLE_ROW, LIST_ITEM)
-
-DOCUMENT_KINDS = ("pdf", "docx", "markdown", "html", "text")
-
-# Scripts written without spaces between words: CJK radicals and punctuation, kana,
-# bopomofo, Han (BMP and supplementary planes), fullwidth forms. Hangul is left out on
-# purpose: Korean separates words with spaces.
-CJK_CLASS = (
-    "\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
-)
 _CJK_RE = re.compile(f"[{CJK_CLASS}]")
-
-_MAX_REASON = 200
-
-
-@dataclass(frozen=True)
-class Block:
-    text: str
-    heading_path: tuple[str, ...] = ()
-    page: int | None = None
-    kind: str = PARAGRAPH
-
-
-class ParseError(Exception):
-    """The document cannot be read; `reason` is short and safe to show to users."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = " ".join(reason.split())[:_MAX_REASON]
-        super().__init__(self.reason)
-
-
-class FileTooLarge(ParseError):
-    """Beyond a size limit (uncompressed DOCX size, compression ratio, memory)."""
-
-
-class TooManyPages(ParseError):
-    """A PDF with more pages than allowed."""
-
-
-@dataclass(frozen=True)
-class ParseLimits:
-    """Bounds checked before parsing; `None` switches one off."""
-
-    max_pdf_pages: int | None = 2000
-    max_docx_uncompressed_bytes: int | None = 256 * 1024 * 1024
-    # Only members above _RATIO_CHECK_BYTES: small, very regular parts are normal.
-    max_docx_compression_ratio: float | None = 100.0
 
 
 def parse_document(

@@ -23,9 +23,9 @@ from documents.uploads import kind_for_content_type
 from retrieval.embeddings import ProviderUnavailable, get_embedder
 
 from . import services
+from .blocks import FileTooLarge, ParseError, ParseLimits, TooManyPages
 from .chunking import chunk_blocks
 from .models import ErrorCode, TaskStage
-from .parsers import FileTooLarge, ParseError, ParseLimits, TooManyPages
 from .sandbox import ParseSandbox, ParseTimeout, shared_sandbox
 from .services import TaskClaim, TaskLost
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from itertools import chain
 from multiprocessing.connection import Connection, wait
 
-from .parsers import Block, FileTooLarge, ParseError, ParseLimits, parse_document
+from .blocks import Block, FileTooLarge, ParseError, ParseLimits
 
 POLL_SECONDS = 0.1
 SHARDED_KINDS = frozenset({"pdf"})
@@ -204,6 +204,8 @@ def shared_sandbox() -> ParseSandbox:
 def _serve(
     conn: Connection, memory_bytes: int | None, parent_pid: int, pdfminer_level: int
 ) -> None:
+    from .parsers import parse_document  # here only: the worker never needs it
+
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_IGN)
     logging.getLogger("pdfminer").setLevel(pdfminer_level)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from http import HTTPStatus
 
 import numpy as np
 from django.conf import settings
-from rest_framework import status
 
 from config.errors import DomainError, NotFound, ValidationFailed
 from documents.selectors import knowledge_base_ids_for
@@ -44,7 +44,7 @@ RERANK_DEPTH = 30
 
 class ProviderUnavailableError(DomainError):
     error_code = "provider_unavailable"
-    http_status = status.HTTP_503_SERVICE_UNAVAILABLE
+    http_status = HTTPStatus.SERVICE_UNAVAILABLE
     default_detail = "The embedding or chat provider is unavailable; try again later."
 
 

@@ -178,3 +178,29 @@ class TestPrune:
     def test_bad_arguments_are_refused(self, args):
         with pytest.raises(CommandError):
             call("prune_ingestion_tasks", *args)
+
+
+def test_the_worker_command_loads_neither_parsers_nor_drf():
+    # A cron-started worker pays its imports on every run: the parsing libraries
+    # belong to the parser processes, DRF to the API.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import sys, django; django.setup();"
+        "from django.core.management import load_command_class;"
+        "load_command_class('ingestion', 'run_ingestion_worker');"
+        "heavy = ('pdfminer', 'docx', 'lxml', 'rest_framework.response');"
+        "print(sorted(name for name in heavy if name in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]"
