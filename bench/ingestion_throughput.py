@@ -3,9 +3,13 @@
 For the PDFs and the DOCX files of ../shared/corpus, side by side in one run:
 - bare: pdfminer.six's default `extract_text` per PDF, python-docx reading every
   paragraph and table cell of each DOCX (one process, like a naive pipeline);
-- worker: `manage.py run_ingestion_worker` (the cron form, start-up included)
-  draining one task per file: download, parse, chunk, embed, write chunks, finish.
-Also Markdown documents per second and the start-up time of an idle worker.
+- cold: `manage.py run_ingestion_worker` processes (the cron form, start-up
+  included) draining one task per file: download, parse, chunk, embed, write
+  chunks, finish;
+- warm: one `run_ingestion_worker --loop` already running (the long-lived form),
+  from the commit of the tasks to the last one finished.
+Bare and worker runs are interleaved, repetition by repetition. Also Markdown
+documents per second and the start-up time of an idle worker.
 
     python bench/ingestion_throughput.py [--quick] [--workers 1 2]
 """
@@ -274,8 +278,11 @@ def main() -> None:
             f"`python bench/ingestion_throughput.py{' --quick' if args.quick else ''}`:"
             " every PDF and DOCX of `../shared/corpus` (damaged, encrypted and "
             "image-only files included), bare parse against the whole worker run "
-            "(`run_ingestion_worker` processes started cold, draining one task per "
-            f"file into SQLite), median of {repeat}. Bare PDF = pdfminer.six "
+            "into SQLite: `cold` = `run_ingestion_worker` processes started after "
+            "the tasks were queued (the cron form, start-up included), `warm` = one "
+            "`run_ingestion_worker --loop` already running (from the commit of the "
+            "tasks to the last one finished). Bare and worker runs interleaved; "
+            f"median of {repeat}. Bare PDF = pdfminer.six "
             "`extract_text` with its default layout analysis; bare DOCX = "
             "python-docx reading every paragraph and table cell. Targets: PDF worker "
             "/ bare ≤ 0.5; DOCX overhead above the parse ≤ 30 %.",
