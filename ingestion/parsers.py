@@ -822,7 +822,7 @@ def parse_docx(data: bytes) -> list[Block]:
     path: tuple[str, ...] = ()
     body = document.find(_W_BODY)
     if body is None:
-        return blocks
+        raise ParseError("not a Word document: it has no body")
     _docx_prune(body)
     for element in _docx_children(body, frozenset({_W_P, _W_TBL})):
         if element.tag == _W_TBL:

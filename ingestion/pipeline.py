@@ -10,6 +10,7 @@ parser process (`sandbox.py`), bounded in time, memory, pages and DOCX size.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
@@ -17,6 +18,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.files.storage import default_storage
+from django.db import DatabaseError
 
 from documents.models import Document
 from documents.uploads import kind_for_content_type
@@ -96,6 +98,17 @@ class IngestionPipeline:
 
     def run(self) -> int:
         """Run every stage; return the number of chunks written."""
+        try:
+            return self._run_stages()
+        except TaskLost:
+            raise
+        except Exception:
+            # The failed task shows the stage it failed in, not an older one.
+            with contextlib.suppress(TaskLost, DatabaseError):
+                self._write_progress_if_due(force=True)
+            raise
+
+    def _run_stages(self) -> int:
         self.report(TaskStage.DOWNLOAD, 0, 1)
         document = self.load_document()
         data = self.download(document)
@@ -145,11 +158,11 @@ class IngestionPipeline:
         self._write_progress_if_due()
         self.on_progress(stage, completed, total)
 
-    def _write_progress_if_due(self) -> None:
+    def _write_progress_if_due(self, *, force: bool = False) -> None:
         if self._pending_progress is None:
             return
         now = time.monotonic()
-        if now - self._last_progress_write < self.progress_interval:
+        if not force and now - self._last_progress_write < self.progress_interval:
             return
         stage, completed, total = self._pending_progress
         services.ingestion_task_report_progress(

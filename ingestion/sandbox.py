@@ -36,6 +36,7 @@ from multiprocessing.connection import Connection, wait
 from .blocks import Block, FileTooLarge, ParseError, ParseLimits
 
 POLL_SECONDS = 0.1
+ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
 SHARDED_KINDS = frozenset({"pdf"})
 
 
@@ -111,6 +112,21 @@ class ParseSandbox:
         for parser in self._parsers:
             parser.stop()
 
+    @staticmethod
+    def _send(parser: _Parser, request: tuple, busy: dict[Connection, int]) -> None:
+        """Send `request`; a parser found dead (it died idle) is restarted once."""
+        for attempt in range(2):
+            try:
+                parser.conn.send(request)
+                return
+            except (EOFError, OSError):
+                index = busy.pop(parser.conn)
+                if attempt:
+                    raise parser.crash_error() from None
+                parser.stop()
+                parser.start(memory_bytes=parser.memory_bytes)
+                busy[parser.conn] = index
+
     def _parsers_for(self, count: int, memory_bytes: int | None) -> list[_Parser]:
         while len(self._parsers) < count:
             self._parsers.append(_Parser())
@@ -133,33 +149,39 @@ class ParseSandbox:
         shards = max(1, processes) if kind in SHARDED_KINDS else 1
         parsers = self._parsers_for(shards, memory_bytes)
         deadline = time.monotonic() + timeout
+        # A parser is "busy" from before its request is sent until its whole reply
+        # is read: whatever interrupts that leaves a half-written request or an
+        # unread reply in its pipe, so it is stopped rather than reused.
         busy: dict[Connection, int] = {}
         replies: list[tuple[str, object] | None] = [None] * shards
         try:
             for index, parser in enumerate(parsers):
-                try:
-                    parser.conn.send((kind, data, limits, (index, shards)))
-                except (EOFError, OSError):
-                    raise parser.crash_error() from None
                 busy[parser.conn] = index
+                self._send(parser, (kind, data, limits, (index, shards)), busy)
             while busy:
                 for conn in wait(list(busy), timeout=POLL_SECONDS):
-                    index = busy.pop(conn)
+                    index = busy[conn]
                     try:
                         replies[index] = conn.recv()
                     except (EOFError, OSError):
+                        del busy[conn]
                         raise parsers[index].crash_error() from None
+                    del busy[conn]
                     if replies[index][0] != "ok":
-                        break  # no need to wait for the others
-                else:
-                    if busy:
-                        interrupt()
+                        # Errors such as a password or too many pages come from
+                        # every shard at once: a moment for the others to answer
+                        # keeps them warm; past it they are stopped.
+                        deadline = min(deadline, time.monotonic() + ERROR_GRACE)
+                if busy:
+                    if any(r is not None and r[0] != "ok" for r in replies):
                         if time.monotonic() >= deadline:
-                            raise ParseTimeout(
-                                f"parsing took longer than {timeout:g} s, the limit"
-                            )
-                    continue
-                break
+                            break
+                        continue
+                    interrupt()
+                    if time.monotonic() >= deadline:
+                        raise ParseTimeout(
+                            f"parsing took longer than {timeout:g} s, the limit"
+                        )
         except BaseException:
             # Timed out, crashed or interrupted: the parsers still busy start afresh.
             for index in busy.values():

@@ -12,6 +12,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
+from itertools import chain
 from typing import Protocol
 
 import numpy as np
@@ -42,8 +43,11 @@ def _features(text: str) -> list[str]:
         if is_cjk:
             features.extend(cjk_ngrams(terms[0]))
         else:
-            features.extend(terms)
-            features.extend(map("{} {}".format, terms, terms[1:]))
+            # Each word, then the pair it ends: the order of the original scheme,
+            # which decides the float summation order where features collide.
+            features.append(terms[0])
+            pairs = map("{} {}".format, terms, terms[1:])
+            features.extend(chain.from_iterable(zip(terms[1:], pairs, strict=True)))
     return features
 
 

@@ -68,6 +68,14 @@ def test_a_truncated_pdf_is_a_parse_error(ingest):
     assert_failed(task, "parse_error")
 
 
+def test_a_failed_task_shows_the_stage_it_failed_in(ingest):
+    # Progress is written at most twice a second; a failure still writes its own.
+    task = ingest(text_pages_pdf(SEVEN_PAGES)[:300], "cut.pdf", PDF)
+    assert_failed(task, "parse_error")
+    assert (task.stage, task.completed, task.total) == ("parse", 0, 1)
+    assert set(task.stage_seconds) == {"download"}
+
+
 def test_a_truncated_docx_is_a_parse_error(ingest):
     task = ingest(first_half(HANDBOOK), "cut.docx", DOCX)
     assert_failed(task, "parse_error")
@@ -322,5 +330,45 @@ def test_a_damaged_pdf_read_by_two_parsers_is_one_parse_error():
                 memory_bytes=None,
                 processes=2,
             )
+    finally:
+        sandbox.stop()
+
+
+def test_a_parser_that_died_while_idle_is_replaced_before_the_next_parse():
+    sandbox = ParseSandbox()
+    try:
+        sandbox.start(memory_bytes=None, processes=2)
+        first = sandbox._parsers[0].process
+        first.kill()  # the OOM killer, say, between two documents
+        first.join(timeout=5)
+        blocks = sandbox.parse(
+            "pdf",
+            text_pages_pdf(SEVEN_PAGES),
+            limits=ParseLimits(),
+            timeout=30,
+            memory_bytes=None,
+            processes=2,
+        )
+    finally:
+        sandbox.stop()
+    assert [b.page for b in blocks] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_an_error_every_shard_meets_leaves_the_parsers_warm():
+    sandbox = ParseSandbox()
+    try:
+        sandbox.start(memory_bytes=None, processes=2)
+        pids = [parser.process.pid for parser in sandbox._parsers]
+        with pytest.raises(TooManyPages):
+            sandbox.parse(
+                "pdf",
+                blank_pages_pdf(30),
+                limits=ParseLimits(max_pdf_pages=29),
+                timeout=30,
+                memory_bytes=None,
+                processes=2,
+            )
+        assert [parser.process.pid for parser in sandbox._parsers] == pids
+        assert all(parser.process.is_alive() for parser in sandbox._parsers)
     finally:
         sandbox.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +196,46 @@ def test_term_runs_give_the_terms_of_iter_terms(text: str) -> None:
 
     flattened = [(is_cjk, term) for is_cjk, terms in term_runs(text) for term in terms]
     assert flattened == list(iter_terms(text))
+
+
+def test_vectors_follow_the_feature_scheme_exactly_even_where_features_collide():
+    # The scheme, written plainly: words and the pair each word ends, CJK n-grams;
+    # signed slots from BLAKE2b; 1 + log(tf), summed in feature order; rows then
+    # L2-normalised.
+    # At 16 dimensions many features share a slot, so the summation order shows.
+    from collections import Counter
+
+    from retrieval.tokens import cjk_ngrams, iter_terms
+
+    def reference(text: str, dimension: int) -> np.ndarray:
+        features, previous = [], None
+        for is_cjk, term in iter_terms(text):
+            if is_cjk:
+                features.extend(cjk_ngrams(term))
+                previous = None
+            else:
+                features.append(term)
+                if previous is not None:
+                    features.append(f"{previous} {term}")
+                previous = term
+        row = np.zeros(dimension, dtype=np.float64)
+        for feature, count in Counter(features).items():
+            value = int.from_bytes(
+                hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little"
+            )
+            sign = -1.0 if value >> 63 else 1.0
+            row[value % dimension] += sign * (1.0 + np.log(count))
+        return row.astype(np.float32)
+
+    rng = random.Random(6)
+    words = ["".join(rng.choices("abcd", k=rng.randint(1, 3))) for _ in range(40)]
+    words += ["年假", "员工 年假", "3.5", "1,000", "don't"]
+    texts = [
+        " ".join(rng.choice(words) for _ in range(rng.randint(0, 60)))
+        for _ in range(3000)
+    ]
+    vectors = HashingEmbedder(16).embed(texts)
+    expected = np.vstack([reference(text, 16) for text in texts])
+    norms = np.linalg.norm(expected, axis=1, keepdims=True)
+    np.divide(expected, norms, out=expected, where=norms > 0)
+    assert np.array_equal(vectors, expected)
