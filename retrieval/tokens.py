@@ -24,6 +24,7 @@ _WORD = rf"[^\W\d_{_CJK}][^\W_{_CJK}]*(?:['\u2019][^\W_{_CJK}]+)*"
 _TERM_RE = re.compile(rf"(?P<number>{_NUMBER})|(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD})")
 _CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
 _LATIN_TERM_RE = re.compile(f"{_NUMBER}|{_WORD}")
+_GROUPED_DIGITS_RE = re.compile(r"\d,\d{3}")
 
 
 def iter_terms(text: str) -> Iterator[tuple[bool, str]]:
@@ -58,7 +59,7 @@ def term_runs(text: str) -> Iterator[tuple[bool, list[str]]]:
             yield True, [segment]
         elif segment:
             terms = _LATIN_TERM_RE.findall(segment.replace("\u2019", "'"))
-            if "," in segment:
+            if _GROUPED_DIGITS_RE.search(segment):  # "1,000": only numbers lose commas
                 terms = [term.replace(",", "") for term in terms]
             if terms:
                 yield False, terms
