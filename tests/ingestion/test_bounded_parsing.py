@@ -226,63 +226,50 @@ def test_a_shard_reads_every_nth_page():
     ]
 
 
+@pytest.fixture
+def sandbox():
+    """A sandbox of its own, stopped after the test."""
+    own = ParseSandbox()
+    yield own
+    own.stop()
+
+
+def parse_in(sandbox, data, *, kind="pdf", processes=2, timeout=30, **options):
+    return sandbox.parse(
+        kind,
+        data,
+        limits=options.pop("limits", ParseLimits()),
+        timeout=timeout,
+        memory_bytes=None,
+        processes=processes,
+        **options,
+    )
+
+
 @pytest.mark.parametrize("processes", [1, 2, 3])
-def test_pdf_pages_parsed_by_several_processes_come_back_in_order(processes):
+def test_pdf_pages_parsed_by_several_processes_come_back_in_order(sandbox, processes):
     data = text_pages_pdf(SEVEN_PAGES)
-    sandbox = ParseSandbox()
-    try:
-        blocks = sandbox.parse(
-            "pdf",
-            data,
-            limits=ParseLimits(),
-            timeout=30,
-            memory_bytes=None,
-            processes=processes,
-        )
-        # Other kinds are not split: one parser reads them whole.
-        text = sandbox.parse(
-            "text",
-            b"One line.\n\nAnother.",
-            limits=ParseLimits(),
-            timeout=30,
-            memory_bytes=None,
-            processes=processes,
-        )
-    finally:
-        sandbox.stop()
+
+    blocks = parse_in(sandbox, data, processes=processes)
+    # Other kinds are not split: one parser reads them whole.
+    text = parse_in(sandbox, b"One line.\n\nAnother.", kind="text", processes=processes)
+
     assert blocks == parse_document("pdf", data)
     assert [(b.page, b.text) for b in blocks] == list(enumerate(SEVEN_PAGES, 1))
     assert [b.text for b in text] == ["One line.", "Another."]
 
 
-def test_a_shard_past_the_time_limit_stops_every_parser_and_the_next_parse_works():
-    slow_second_page = text_pages_pdf(SEVEN_PAGES[:3], slow_page=1)
-    sandbox = ParseSandbox()
-    try:
-        with pytest.raises(ParseTimeout):
-            sandbox.parse(
-                "pdf",
-                slow_second_page,
-                limits=ParseLimits(),
-                timeout=1,
-                memory_bytes=None,
-                processes=2,
-            )
-        blocks = sandbox.parse(
-            "pdf",
-            text_pages_pdf(SEVEN_PAGES),
-            limits=ParseLimits(),
-            timeout=30,
-            memory_bytes=None,
-            processes=2,
-        )
-    finally:
-        sandbox.stop()
+def test_a_shard_past_the_time_limit_stops_every_parser_and_the_next_parse_works(
+    sandbox,
+):
+    with pytest.raises(ParseTimeout):
+        parse_in(sandbox, text_pages_pdf(SEVEN_PAGES[:3], slow_page=1), timeout=1)
+    blocks = parse_in(sandbox, text_pages_pdf(SEVEN_PAGES))
+
     assert [b.page for b in blocks] == [1, 2, 3, 4, 5, 6, 7]
 
 
-def test_an_interrupted_sharded_parse_stops_the_busy_parser_only():
-    sandbox = ParseSandbox()
+def test_an_interrupted_sharded_parse_stops_the_busy_parser_only(sandbox):
     calls = []
 
     def interrupt():
@@ -290,85 +277,43 @@ def test_an_interrupted_sharded_parse_stops_the_busy_parser_only():
         if len(calls) == 5:
             raise KeyboardInterrupt
 
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            sandbox.parse(
-                "pdf",
-                text_pages_pdf(SEVEN_PAGES[:2], slow_page=0),
-                limits=ParseLimits(),
-                timeout=60,
-                memory_bytes=None,
-                interrupt=interrupt,
-                processes=2,
-            )
-        busy, idle = sandbox._parsers
-        assert busy.process is None  # killed with the page it was reading
-        assert idle.process is not None
-        assert idle.process.is_alive()  # still warm
-        blocks = sandbox.parse(
-            "pdf",
-            text_pages_pdf(SEVEN_PAGES[:2]),
-            limits=ParseLimits(),
-            timeout=30,
-            memory_bytes=None,
-            processes=2,
+    with pytest.raises(KeyboardInterrupt):
+        parse_in(
+            sandbox,
+            text_pages_pdf(SEVEN_PAGES[:2], slow_page=0),
+            timeout=60,
+            interrupt=interrupt,
         )
-    finally:
-        sandbox.stop()
+    busy, idle = sandbox._parsers
+    assert busy.process is None  # killed with the page it was reading
+    assert idle.process is not None
+    assert idle.process.is_alive()  # still warm
+    blocks = parse_in(sandbox, text_pages_pdf(SEVEN_PAGES[:2]))
     assert [b.page for b in blocks] == [1, 2]
 
 
-def test_a_damaged_pdf_read_by_two_parsers_is_one_parse_error():
-    sandbox = ParseSandbox()
-    try:
-        with pytest.raises(ParseError, match=r"damaged PDF|not a PDF"):
-            sandbox.parse(
-                "pdf",
-                text_pages_pdf(SEVEN_PAGES)[:300],
-                limits=ParseLimits(),
-                timeout=30,
-                memory_bytes=None,
-                processes=2,
-            )
-    finally:
-        sandbox.stop()
+def test_a_damaged_pdf_read_by_two_parsers_is_one_parse_error(sandbox):
+    with pytest.raises(ParseError, match=r"damaged PDF|not a PDF"):
+        parse_in(sandbox, text_pages_pdf(SEVEN_PAGES)[:300])
 
 
-def test_a_parser_that_died_while_idle_is_replaced_before_the_next_parse():
-    sandbox = ParseSandbox()
-    try:
-        sandbox.start(memory_bytes=None, processes=2)
-        first = sandbox._parsers[0].process
-        first.kill()  # the OOM killer, say, between two documents
-        first.join(timeout=5)
-        blocks = sandbox.parse(
-            "pdf",
-            text_pages_pdf(SEVEN_PAGES),
-            limits=ParseLimits(),
-            timeout=30,
-            memory_bytes=None,
-            processes=2,
-        )
-    finally:
-        sandbox.stop()
+def test_a_parser_that_died_while_idle_is_replaced_before_the_next_parse(sandbox):
+    sandbox.start(memory_bytes=None, processes=2)
+    first = sandbox._parsers[0].process
+    first.kill()  # the OOM killer, say, between two documents
+    first.join(timeout=5)
+
+    blocks = parse_in(sandbox, text_pages_pdf(SEVEN_PAGES))
+
     assert [b.page for b in blocks] == [1, 2, 3, 4, 5, 6, 7]
 
 
-def test_an_error_every_shard_meets_leaves_the_parsers_warm():
-    sandbox = ParseSandbox()
-    try:
-        sandbox.start(memory_bytes=None, processes=2)
-        pids = [parser.process.pid for parser in sandbox._parsers]
-        with pytest.raises(TooManyPages):
-            sandbox.parse(
-                "pdf",
-                blank_pages_pdf(30),
-                limits=ParseLimits(max_pdf_pages=29),
-                timeout=30,
-                memory_bytes=None,
-                processes=2,
-            )
-        assert [parser.process.pid for parser in sandbox._parsers] == pids
-        assert all(parser.process.is_alive() for parser in sandbox._parsers)
-    finally:
-        sandbox.stop()
+def test_an_error_every_shard_meets_leaves_the_parsers_warm(sandbox):
+    sandbox.start(memory_bytes=None, processes=2)
+    pids = [parser.process.pid for parser in sandbox._parsers]
+
+    with pytest.raises(TooManyPages):
+        parse_in(sandbox, blank_pages_pdf(30), limits=ParseLimits(max_pdf_pages=29))
+
+    assert [parser.process.pid for parser in sandbox._parsers] == pids
+    assert all(parser.process.is_alive() for parser in sandbox._parsers)
