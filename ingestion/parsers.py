@@ -62,9 +62,10 @@ from .blocks import (
 if TYPE_CHECKING:
     from lxml.etree import _Element
     from pdfminer.pdfcolor import PDFColorSpace
+    from pdfminer.pdfdevice import PDFTextSeq
     from pdfminer.pdffont import PDFFont
     from pdfminer.pdfinterp import PDFGraphicState
-    from pdfminer.utils import Matrix
+    from pdfminer.utils import Matrix, Point
 
 _CJK_RE = re.compile(f"[{CJK_CLASS}]")
 
@@ -99,8 +100,11 @@ def parse_document(
     return [block for block in blocks if block.text.strip()]
 
 
+_CJK_FIRST = "\u2e80"  # no CJK character sorts before it
+
+
 def is_cjk(char: str) -> bool:
-    return char >= "\u2e80" and _CJK_RE.match(char) is not None
+    return char >= _CJK_FIRST and _CJK_RE.match(char) is not None
 
 
 # --- text helpers -----------------------------------------------------------------
@@ -300,6 +304,60 @@ class _GlyphCollector(PDFTextDevice):
     def begin_page(self, page: PDFPage, ctm: Matrix) -> None:
         self.glyphs = []
 
+    def render_string_horizontal(
+        self,
+        seq: PDFTextSeq,
+        matrix: Matrix,
+        pos: Point,
+        font: PDFFont,
+        fontsize: float,
+        scaling: float,
+        charspace: float,
+        wordspace: float,
+        rise: float,
+        dxscale: float,
+        ncs: PDFColorSpace,
+        graphicstate: PDFGraphicState,
+    ) -> Point:
+        """pdfminer's loop with `render_char` inlined: most text is horizontal, and
+        a call, a matrix and a font-size computation per glyph added up to a fifth
+        of the parse. Positions and advances are computed exactly as there."""
+        x, y = pos
+        a, b, c, d, e, f = matrix
+        size = fontsize * math.hypot(c, d) or 1.0
+        to_unichr, char_width, glyphs = font.to_unichr, font.char_width, self.glyphs
+        needcharspace = False
+        for obj in seq:
+            if isinstance(obj, (int, float)):
+                x -= obj * dxscale
+                needcharspace = True
+                continue
+            if not isinstance(obj, bytes):
+                continue  # pdfminer logs and skips it too
+            for cid in font.decode(obj):
+                if needcharspace:
+                    x += charspace
+                try:
+                    text = to_unichr(cid)
+                except PDFUnicodeNotDefined:
+                    text = ""
+                advance = char_width(cid) * fontsize * scaling
+                if text:
+                    glyphs.append(
+                        _horizontal_glyph(
+                            text,
+                            x * a + y * c + e,
+                            x * b + y * d + f,
+                            (a * advance, b * advance) if advance else (a, b),
+                            size,
+                        )
+                    )
+                x += advance
+                if cid == 32 and wordspace:
+                    x += wordspace
+                needcharspace = True
+        return (x, y)
+
     def render_char(
         self,
         matrix: Matrix,
@@ -311,6 +369,7 @@ class _GlyphCollector(PDFTextDevice):
         ncs: PDFColorSpace,
         graphicstate: PDFGraphicState,
     ) -> float:
+        # Vertical fonts only (horizontal text goes through the loop above).
         try:
             text = font.to_unichr(cid)
         except PDFUnicodeNotDefined:
@@ -319,23 +378,27 @@ class _GlyphCollector(PDFTextDevice):
         if text:
             a, b, c, d, e, f = matrix
             if font.is_vertical():
-                dx, dy = (c * advance, d * advance) if advance else (-c, -d)
+                delta = (c * advance, d * advance) if advance else (-c, -d)
                 size = fontsize * math.hypot(a, b)
             else:
-                dx, dy = (a * advance, b * advance) if advance else (a, b)
+                delta = (a * advance, b * advance) if advance else (a, b)
                 size = fontsize * math.hypot(c, d)
-            size = size or 1.0  # degenerate matrices still need a scale
-            if abs(dx) >= abs(dy):
-                if dx >= 0:
-                    glyph = (text, 0, e, e + dx, f, size)
-                else:
-                    glyph = (text, 2, -e, -e - dx, -f, size)
-            elif dy >= 0:
-                glyph = (text, 1, f, f + dy, -e, size)
-            else:
-                glyph = (text, 3, -f, -f - dy, e, size)
-            self.glyphs.append(glyph)
+            self.glyphs.append(_horizontal_glyph(text, e, f, delta, size or 1.0))
         return advance
+
+
+def _horizontal_glyph(
+    text: str, e: float, f: float, delta: tuple[float, float], size: float
+) -> _Glyph:
+    """The glyph at (e, f) advancing by `delta`, rotated to run towards +along."""
+    dx, dy = delta
+    if abs(dx) >= abs(dy):
+        if dx >= 0:
+            return (text, 0, e, e + dx, f, size)
+        return (text, 2, -e, -e - dx, -f, size)
+    if dy >= 0:
+        return (text, 1, f, f + dy, -e, size)
+    return (text, 3, -f, -f - dy, e, size)
 
 
 def _to_page(direction: int, along: float, across: float) -> tuple[float, float]:
@@ -359,15 +422,6 @@ class _Line:
     across: float
     size: float
     parts: list[str]
-
-    def takes(self, direction: int, start: float, across: float, size: float) -> bool:
-        """Whether a glyph continues this line (same baseline, no column gap)."""
-        scale = max(size, self.size)
-        return (
-            direction == self.direction
-            and abs(across - self.across) <= _LINE_TOLERANCE * scale
-            and self.end - scale <= start <= self.end + _MAX_WORD_GAP * scale
-        )
 
     def continued_by(self, line: _Line) -> bool:
         """Whether `line` is the next line of the same paragraph, just below."""
@@ -397,22 +451,36 @@ def _glyph_paragraphs(glyphs: list[_Glyph]) -> list[list[str]]:
         if text.isspace():
             pending_space = True
             continue
-        if line is not None and line.takes(direction, start, across, size):
+        # Same baseline and no column gap: the glyph continues the line (inlined,
+        # this loop runs once per glyph).
+        if line is not None and direction == line.direction:
             scale = max(size, line.size)
-            gap = start - line.end
-            if is_cjk(line.parts[-1][-1]) and is_cjk(text[0]):
-                if gap > _CJK_WORD_GAP * scale:
+            line_end = line.end
+            if (
+                abs(across - line.across) <= _LINE_TOLERANCE * scale
+                and line_end - scale <= start <= line_end + _MAX_WORD_GAP * scale
+            ):
+                gap = start - line_end
+                last, first = line.parts[-1][-1], text[0]
+                if (
+                    last >= _CJK_FIRST
+                    and first >= _CJK_FIRST
+                    and is_cjk(last)
+                    and is_cjk(first)
+                ):
+                    if gap > _CJK_WORD_GAP * scale:
+                        line.parts.append(" ")
+                elif pending_space or gap > _WORD_GAP * scale:
                     line.parts.append(" ")
-            elif pending_space or gap > _WORD_GAP * scale:
-                line.parts.append(" ")
-            line.parts.append(text)
-            line.end = max(line.end, end)
-            line.across = across
-            line.size = max(line.size, size)
-        else:
-            new = _Line(direction, start, end, across, size, [text])
-            home = _place_line(new, line, home, paragraphs, recent)
-            line = new
+                line.parts.append(text)
+                line.end = max(line_end, end)
+                line.across = across
+                line.size = max(line.size, size)
+                pending_space = False
+                continue
+        new = _Line(direction, start, end, across, size, [text])
+        home = _place_line(new, line, home, paragraphs, recent)
+        line = new
         pending_space = False
     return [["".join(each.parts) for each in lines] for lines in paragraphs]
 

@@ -67,8 +67,8 @@ def parse_memory_bytes() -> int | None:
 
 
 def warm_parser() -> None:
-    """Start this process's parser ahead of the first task."""
-    shared_sandbox().start(
+    """Get this process's parsers ready ahead of the first task, without waiting."""
+    shared_sandbox().prepare(
         memory_bytes=parse_memory_bytes(),
         processes=settings.INGESTION_PARSE_PROCESSES,
     )

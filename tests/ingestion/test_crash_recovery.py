@@ -121,6 +121,16 @@ def children_of(pid: int) -> list[int]:
     return children
 
 
+def descendants_of(pid: int) -> list[int]:
+    """Children, their children, and so on (the parsers' fork server included)."""
+    found, todo = [], [pid]
+    while todo:
+        children = children_of(todo.pop())
+        found += children
+        todo += children
+    return found
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -146,7 +156,7 @@ def test_the_parser_process_does_not_outlive_a_killed_worker(
     worker = Process(process_env, "run_ingestion_worker", str(task.pk))
     try:
         wait_until(lambda: row(task).stage == "parse")
-        parsers = wait_until(lambda: children_of(worker.popen.pid), timeout=10)
+        parsers = wait_until(lambda: descendants_of(worker.popen.pid), timeout=10)
         worker.popen.kill()
         worker.popen.wait()
         wait_until(lambda: not any(alive(pid) for pid in parsers), timeout=5)
