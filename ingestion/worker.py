@@ -228,7 +228,9 @@ class Worker:
             self.execute(claim)
 
     def _run_queue(self) -> None:
-        if self.loop:
+        # Parsers get ready beside the first claim; a one-shot worker with an empty
+        # queue (cron, most runs) does not start them at all.
+        if self.loop or services.claimable_tasks(1):
             warm_parser()
         while not self.stopping.is_set() and not self._reached_max():
             try:
