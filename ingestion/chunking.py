@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from ingestion.blocks import CJK_CLASS, HEADING, Block
@@ -110,6 +110,32 @@ def chunk_blocks(
                     char_end=end,
                 )
             )
+    return chunks
+
+
+def join_chunk_runs(runs: Iterable[tuple[Sequence[Chunk], int]]) -> list[Chunk]:
+    """Chunks of consecutive runs of blocks, each run chunked alone, numbered and
+    placed as if the blocks had been chunked at once.
+
+    Each run comes with the length of its own `full_text`. The result equals
+    `chunk_blocks` of all the blocks when every run after the first starts with a
+    heading that follows content: no chunk or overlap reaches across a heading.
+    """
+    chunks: list[Chunk] = []
+    offset = 0
+    for run, text_length in runs:
+        if not text_length:
+            continue
+        for chunk in run:
+            chunks.append(
+                replace(
+                    chunk,
+                    ordinal=len(chunks),
+                    char_start=chunk.char_start + offset,
+                    char_end=chunk.char_end + offset,
+                )
+            )
+        offset += text_length + len(SEPARATOR)
     return chunks
 
 

@@ -19,13 +19,14 @@ import re
 import textwrap
 import unicodedata
 import zipfile
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from html import unescape
 from html.parser import HTMLParser
-from itertools import islice
+from itertools import accumulate, islice
 from typing import TYPE_CHECKING
 
 from docx.opc.constants import CONTENT_TYPE as CT
@@ -79,8 +80,9 @@ def parse_document(
 ) -> list[Block]:
     """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes.
 
-    `shard` = (index, count) reads only the PDF pages whose 0-based number is
-    `index` modulo `count`, so that `count` processes can share one file.
+    `shard` = (index, count) lets `count` processes share one file: the PDF pages
+    whose 0-based number is `index` modulo `count`, or the index-th run of a DOCX
+    body, cut at headings. Other kinds are read whole.
     """
     parser = _PARSERS.get(kind)
     if parser is None:
@@ -91,6 +93,8 @@ def parse_document(
     try:
         if kind == "pdf":
             blocks = parse_pdf(data, shard=shard, max_pages=limits.max_pdf_pages)
+        elif kind == "docx":
+            blocks = parse_docx(data, shard=shard)
         else:
             blocks = parser(data)
     except (ParseError, MemoryError):
@@ -878,53 +882,148 @@ def _docx_parts(data: bytes) -> tuple[_Element, _Element | None]:
     return main, styles
 
 
-def parse_docx(data: bytes) -> list[Block]:
+_DocxParagraph = tuple[str, int | None, str]  # (block kind, heading level, text)
+
+
+class _DocxBody:
+    """The body's paragraphs and tables as blocks, readable in shards.
+
+    A shard starts at a heading that follows a content paragraph, so that chunking
+    each shard alone gives the chunks of the whole (a chunk never spans a heading);
+    the heading stack it starts under is rebuilt from the headings before it, which
+    costs a style lookup per paragraph and the text of headings only.
+    """
+
+    def __init__(self, body: _Element, styles: _DocxStyles) -> None:
+        self.elements = list(_docx_children(body, frozenset({_W_P, _W_TBL})))
+        self.styles = styles
+        self._read: dict[int, _DocxParagraph | None] = {}
+
+    def _style(self, element: _Element) -> tuple[bool, int | None, bool]:
+        """(table-of-contents entry, heading level, numbered) of a paragraph."""
+        # One pass over the paragraph properties: lxml's find() costs microseconds.
+        style_id = self.styles.default
+        outline: str | None = None
+        has_numbering = False
+        if len(element) and element[0].tag == _W_PPR:  # pPr comes first if at all
+            seen_style = False
+            for child in element[0]:
+                tag = child.tag
+                if tag == _W_PSTYLE and not seen_style:
+                    style_id, seen_style = child.get(_W_VAL), True
+                elif tag == _W_OUTLINE and outline is None:
+                    outline = child.get(_W_VAL, "")
+                elif tag == _W_NUMPR:
+                    has_numbering = True
+        is_toc, level, numbered = self.styles.facts(style_id)
+        if outline is not None:
+            value = _int_or_none(outline)
+            level = value + 1 if value is not None and 0 <= value <= 8 else None
+        return is_toc, level, numbered or has_numbering
+
+    def paragraph(self, index: int) -> _DocxParagraph | None:
+        """The block a paragraph gives, if any."""
+        if index in self._read:
+            return self._read.pop(index)
+        element = self.elements[index]
+        is_toc, level, numbered = self._style(element)
+        if is_toc:
+            return None
+        text = _docx_text(element)
+        if not text:
+            return None
+        if level is not None and len(text) <= _MAX_HEADING_CHARS:
+            return HEADING, level, text
+        return (LIST_ITEM if numbered else PARAGRAPH), None, text
+
+    def _heading(self, index: int) -> _DocxParagraph | None:
+        """The paragraph if it is a heading; reads the text of heading styles only."""
+        element = self.elements[index]
+        if element.tag != _W_P:
+            return None
+        is_toc, level, _ = self._style(element)
+        if is_toc or level is None:
+            return None
+        read = self._read[index] = self.paragraph(index)
+        return read if read is not None and read[0] == HEADING else None
+
+    def _may_start_shard(self, index: int) -> bool:
+        if self._heading(index) is None or self.elements[index - 1].tag != _W_P:
+            return False
+        before = self._read[index - 1] = self.paragraph(index - 1)
+        return before is not None and before[0] != HEADING
+
+    def shard_starts(self, count: int) -> list[int]:
+        """Start of each of `count` shards of about equal size, and the end.
+
+        A shard that finds no heading to start at is empty; the one before it
+        reads on to the end.
+        """
+        end = len(self.elements)
+        if count == 1:
+            return [0, end]
+        # Children (runs, table rows) stand in for the work an element costs.
+        sizes = list(accumulate(len(element) + 1 for element in self.elements))
+        starts = [0]
+        for shard in range(1, count):
+            index = max(bisect_left(sizes, sizes[-1] * shard / count), starts[-1] + 1)
+            while index < end and not self._may_start_shard(index):
+                index += 1
+            starts.append(min(index, end))
+        return [*starts, end]
+
+    def blocks(self, start: int, end: int) -> list[Block]:
+        stack: list[tuple[int, str]] = []
+        for index in range(start):
+            heading = self._heading(index)
+            if heading is not None:
+                stack = _push_heading(stack, heading[1], heading[2])
+            self._read.pop(index, None)
+        path = tuple(title for _, title in stack)
+        blocks: list[Block] = []
+        for index in range(start, end):
+            element = self.elements[index]
+            if element.tag == _W_TBL:
+                for row in _docx_children(element, frozenset({_W_TR})):
+                    text = _docx_row_text(row)
+                    if text:
+                        blocks.append(
+                            Block(text=text, heading_path=path, kind=TABLE_ROW)
+                        )
+                continue
+            paragraph = self.paragraph(index)
+            if paragraph is None:
+                continue
+            kind, level, text = paragraph
+            if kind == HEADING:
+                stack = _push_heading(stack, level, text)
+                path = tuple(title for _, title in stack)
+            blocks.append(Block(text=text, heading_path=path, kind=kind))
+        return blocks
+
+
+def _push_heading(
+    stack: list[tuple[int, str]], level: int, text: str
+) -> list[tuple[int, str]]:
+    return [*((lvl, title) for lvl, title in stack if lvl < level), (level, text)]
+
+
+def parse_docx(data: bytes, *, shard: tuple[int, int] = (0, 1)) -> list[Block]:
     """Body paragraphs, headings and table rows in document order.
 
     Headers, footers, footnotes, comments and table-of-contents entries are left out.
+    With `shard` = (index, count), only the index-th of `count` runs of the body, cut
+    at headings (see `_DocxBody`); the shards' blocks in order are the whole's.
     """
     document, styles_element = _docx_parts(data)
-    styles = _DocxStyles(styles_element)
-    blocks: list[Block] = []
-    stack: list[tuple[int, str]] = []
-    path: tuple[str, ...] = ()
     body = document.find(_W_BODY)
     if body is None:
         raise ParseError("not a Word document: it has no body")
     _docx_prune(body)
-    for element in _docx_children(body, frozenset({_W_P, _W_TBL})):
-        if element.tag == _W_TBL:
-            for row in _docx_children(element, frozenset({_W_TR})):
-                text = _docx_row_text(row)
-                if text:
-                    blocks.append(Block(text=text, heading_path=path, kind=TABLE_ROW))
-            continue
-        text = _docx_text(element)
-        if not text:
-            continue
-        ppr = element.find(_W_PPR)
-        style_element = ppr.find(_W_PSTYLE) if ppr is not None else None
-        style_id = (
-            style_element.get(_W_VAL) if style_element is not None else styles.default
-        )
-        is_toc, level, numbered = styles.facts(style_id)
-        if is_toc:
-            continue
-        direct_outline = ppr.find(_W_OUTLINE) if ppr is not None else None
-        if direct_outline is not None:
-            outline = _int_or_none(direct_outline.get(_W_VAL))
-            level = outline + 1 if outline is not None and 0 <= outline <= 8 else None
-        if level is not None and len(text) <= _MAX_HEADING_CHARS:
-            stack = [(lvl, title) for lvl, title in stack if lvl < level]
-            stack.append((level, text))
-            path = tuple(title for _, title in stack)
-            blocks.append(Block(text=text, heading_path=path, kind=HEADING))
-            continue
-        if not numbered:
-            numbered = ppr is not None and ppr.find(_W_NUMPR) is not None
-        kind = LIST_ITEM if numbered else PARAGRAPH
-        blocks.append(Block(text=text, heading_path=path, kind=kind))
-    return blocks
+    reader = _DocxBody(body, _DocxStyles(styles_element))
+    index, count = shard
+    starts = reader.shard_starts(count)
+    return reader.blocks(starts[index], starts[index + 1])
 
 
 # --- Markdown ---------------------------------------------------------------------

@@ -5,7 +5,9 @@ guarded by the claim; when one of them finds the task gone it raises `TaskLost`
 and the pipeline stops without touching anything else. Before each report, and
 while it waits for the parser, it calls `interrupt()`, through which the worker
 stops it early (lease lost, shutdown grace over). Parsing runs in the worker's
-parser process (`sandbox.py`), bounded in time, memory, pages and DOCX size.
+parser processes (`sandbox.py`), bounded in time, memory, pages and DOCX size; so do
+chunking and, when the embedder is `portable` (the local one), embedding, except for
+PDFs, whose pages the worker gathers before chunking them.
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ from retrieval.embeddings import ProviderUnavailable, get_embedder
 
 from . import services
 from .blocks import FileTooLarge, ParseError, ParseLimits, TooManyPages
-from .chunking import chunk_blocks
 from .models import ErrorCode, TaskStage
-from .sandbox import ParseSandbox, ParseTimeout, shared_sandbox
+from .sandbox import Extracted, ParseSandbox, ParseTimeout, shared_sandbox
 from .services import TaskClaim, TaskLost
 
 logger = logging.getLogger(__name__)
@@ -115,10 +116,15 @@ class IngestionPipeline:
         self.report(TaskStage.DOWNLOAD, 1, 1)
 
         self.report(TaskStage.PARSE, 0, 1)
-        chunks = self.parse(document, data)
+        extracted = self.parse(document, data)
+        chunks = extracted.chunks
         self.report(TaskStage.PARSE, 1, 1)
 
-        vectors = self.embed(chunks)
+        if extracted.vectors is None:
+            vectors = self.embed(chunks)
+        else:  # the parser processes embedded them beside the parse
+            vectors = extracted.vectors
+            self.report(TaskStage.EMBEDDING, len(chunks), len(chunks))
 
         services.ingestion_task_write_chunks(
             self.claim,
@@ -215,9 +221,10 @@ class IngestionPipeline:
                 f"({type(error).__name__}).",
             ) from error
 
-    def parse(self, document: Document, data: bytes) -> list:
+    def parse(self, document: Document, data: bytes) -> Extracted:
+        """Chunks, and their vectors when the embedder can run in the parsers."""
         try:
-            blocks = self.sandbox.parse(
+            extracted = self.sandbox.extract(
                 kind_for_content_type(document.content_type),
                 data,
                 limits=parse_limits(),
@@ -225,18 +232,20 @@ class IngestionPipeline:
                 memory_bytes=parse_memory_bytes(),
                 interrupt=self._while_parsing,
                 processes=settings.INGESTION_PARSE_PROCESSES,
+                embedder=self.embedder
+                if getattr(self.embedder, "portable", False)
+                else None,
             )
         except ParseError as error:
             code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))
             raise IngestionFailure(code, str(error)) from error
-        chunks = chunk_blocks(blocks)
-        if not chunks:
+        if not extracted.chunks:
             raise IngestionFailure(
                 ErrorCode.EMPTY_DOCUMENT,
                 "The file has no extractable text (for example, a scanned PDF "
                 "without a text layer).",
             )
-        return chunks
+        return extracted
 
     def embed(self, chunks: list):
         import numpy as np

@@ -3,14 +3,19 @@
 Each worker process keeps warm parser processes (one per parallel shard) and talks
 to them over pipes:
 
-    worker: send (kind, data, limits, shard) to each parser it uses -> wait for the
-            replies, up to the time limit, calling `interrupt()` every POLL_SECONDS
-            (it may raise to give up)
-    parser: parse_document(kind, data, limits, shard) -> reply blocks or ParseError
+    worker: send (operation, kind, data, limits, shard[, embedder]) to each parser
+            it uses -> wait for the replies, up to the time limit, calling
+            `interrupt()` every POLL_SECONDS (it may raise to give up)
+    parser: parse_document(kind, data, limits, shard), then for "chunks" chunk the
+            blocks and embed them -> reply, or ParseError
 
 A PDF is read by all of them at once, each taking every n-th page (pdfminer spends
 its time page by page, and interleaving spreads heavy pages evenly); the blocks come
-back merged in page order. Other kinds go to the first parser alone.
+back merged in page order and are chunked here, since a section runs across pages.
+A large DOCX is cut into runs that start at headings, one per parser; each parser
+chunks its run and, with an embedder that can run anywhere (the local hashing one),
+embeds it, so parsing, chunking and embedding all use every core. Other kinds go to
+the first parser alone, which chunks and embeds them too.
 
 A parser is forked from a small server process that the worker starts once and that
 has imported the parsing libraries ("forkserver", where the platform has it, else
@@ -34,14 +39,25 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import chain
 from multiprocessing.connection import Connection, wait
+from typing import TYPE_CHECKING
 
 from .blocks import Block, FileTooLarge, ParseError, ParseLimits
+from .chunking import Chunk, chunk_blocks, full_text, join_chunk_runs
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from retrieval.embeddings import Embedder
 
 POLL_SECONDS = 0.1
 ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
-SHARDED_KINDS = frozenset({"pdf"})
+PAGE_SHARDED_KINDS = frozenset({"pdf"})
+HEADING_SHARDED_KINDS = frozenset({"docx"})
+# Below this a DOCX parses in milliseconds: a second process would cost more.
+HEADING_SHARD_MIN_BYTES = 64 * 1024
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -49,12 +65,29 @@ def _context() -> multiprocessing.context.BaseContext:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     # Read when the server starts (once per worker); later calls change nothing.
-    context.set_forkserver_preload(["ingestion.parsers"])
+    context.set_forkserver_preload(["ingestion.parsers", "retrieval.embeddings"])
     return context
 
 
 class ParseTimeout(ParseError):
     """The parse ran past its wall-clock limit and was killed."""
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """A document's chunks and, when the parsers embedded them, their vectors."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class _ExtractedPart:
+    """One parser's share: chunks, vectors and the length of its `full_text`."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray | None
+    text_length: int
 
 
 class _Parser:
@@ -170,7 +203,71 @@ class ParseSandbox:
         processes: int = 1,
     ) -> list[Block]:
         """Blocks of the document, or ParseError (ParseTimeout, FileTooLarge, ...)."""
-        shards = max(1, processes) if kind in SHARDED_KINDS else 1
+        shards = _shard_count(kind, data, processes)
+        requests = [("blocks", kind, data, limits, (i, shards)) for i in range(shards)]
+        parts = self._run(
+            requests, timeout=timeout, memory_bytes=memory_bytes, interrupt=interrupt
+        )
+        if kind in PAGE_SHARDED_KINDS and shards > 1:
+            # Each page comes from one shard, in order: a stable sort restores the file.
+            return sorted(chain.from_iterable(parts), key=lambda block: block.page or 0)
+        return list(chain.from_iterable(parts))
+
+    def extract(
+        self,
+        kind: str,
+        data: bytes,
+        *,
+        limits: ParseLimits,
+        timeout: float,
+        memory_bytes: int | None,
+        interrupt: Callable[[], None] = lambda: None,
+        processes: int = 1,
+        embedder: Embedder | None = None,
+    ) -> Extracted:
+        """Chunks of the document, and their vectors when `embedder` is given.
+
+        Chunking needs whole sections: PDF pages come back from their parsers as
+        blocks and are chunked here; a DOCX is cut at headings, so each parser
+        chunks (and embeds) its own part. `embedder` must be picklable and run
+        anywhere (`portable`); the time and memory limits cover its work too.
+        """
+        if kind in PAGE_SHARDED_KINDS:
+            blocks = self.parse(
+                kind,
+                data,
+                limits=limits,
+                timeout=timeout,
+                memory_bytes=memory_bytes,
+                interrupt=interrupt,
+                processes=processes,
+            )
+            return Extracted(chunk_blocks(blocks), None)
+        shards = _shard_count(kind, data, processes)
+        requests = [
+            ("chunks", kind, data, limits, (i, shards), embedder) for i in range(shards)
+        ]
+        parts: list[_ExtractedPart] = self._run(
+            requests, timeout=timeout, memory_bytes=memory_bytes, interrupt=interrupt
+        )
+        chunks = join_chunk_runs((part.chunks, part.text_length) for part in parts)
+        if embedder is None or not chunks:
+            return Extracted(chunks, None)
+        import numpy as np
+
+        vectors = [part.vectors for part in parts if part.chunks]
+        return Extracted(chunks, np.concatenate(vectors))
+
+    def _run(
+        self,
+        requests: list[tuple],
+        *,
+        timeout: float,
+        memory_bytes: int | None,
+        interrupt: Callable[[], None],
+    ) -> list:
+        """One request per parser, all at once; their answers in request order."""
+        shards = len(requests)
         parsers = self._parsers_for(shards, memory_bytes)
         deadline = time.monotonic() + timeout
         # A parser is "busy" from before its request is sent until its whole reply
@@ -179,9 +276,11 @@ class ParseSandbox:
         busy: dict[Connection, int] = {}
         replies: list[tuple[str, object] | None] = [None] * shards
         try:
-            for index, parser in enumerate(parsers):
+            for index, (parser, request) in enumerate(
+                zip(parsers, requests, strict=True)
+            ):
                 busy[parser.conn] = index
-                self._send(parser, (kind, data, limits, (index, shards)), busy)
+                self._send(parser, request, busy)
             while busy:
                 for conn in wait(list(busy), timeout=POLL_SECONDS):
                     index = busy[conn]
@@ -213,7 +312,7 @@ class ParseSandbox:
             raise
         for index in busy.values():
             parsers[index].stop()  # a shard failed; the others' work is moot
-        results: list[list[Block]] = []
+        results = []
         for index, reply in enumerate(replies):
             if reply is None:
                 continue
@@ -229,10 +328,15 @@ class ParseSandbox:
             if outcome != "ok":
                 raise value
             results.append(value)
-        if shards == 1:
-            return results[0]
-        # Each page comes from one shard, in order: a stable sort restores the file.
-        return sorted(chain.from_iterable(results), key=lambda block: block.page or 0)
+        return results
+
+
+def _shard_count(kind: str, data: bytes, processes: int) -> int:
+    if kind in PAGE_SHARDED_KINDS or (
+        kind in HEADING_SHARDED_KINDS and len(data) >= HEADING_SHARD_MIN_BYTES
+    ):
+        return max(1, processes)
+    return 1
 
 
 _shared = ParseSandbox()
@@ -250,8 +354,6 @@ def shared_sandbox() -> ParseSandbox:
 def _serve(
     conn: Connection, memory_bytes: int | None, worker_pid: int, pdfminer_level: int
 ) -> None:
-    from .parsers import parse_document  # here only: the worker never needs it
-
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_IGN)
     logging.getLogger("pdfminer").setLevel(pdfminer_level)
@@ -260,25 +362,66 @@ def _serve(
         _limit_address_space(memory_bytes)
     while True:
         try:
-            kind, data, limits, shard = conn.recv()
+            request = conn.recv()
         except (EOFError, OSError):
             return
         except MemoryError:
             conn.send(("memory", None))
             continue
         try:
-            reply = ("ok", parse_document(kind, data, limits, shard=shard))
+            reply = ("ok", _answer(*request))
         except MemoryError:
             reply = ("memory", None)
         except ParseError as error:
             reply = ("error", error)
-        del data
+        del request
         try:
             conn.send(reply)
         except MemoryError:
             conn.send(("memory", None))
         except (BrokenPipeError, OSError):
             return
+
+
+# Embedders by name, kept for the life of the parser: a warm feature cache.
+_embedders: dict[str, Embedder] = {}
+_EMBED_SLICE = 256  # texts per embed() call, to bound its temporary arrays
+
+
+def _answer(
+    operation: str,
+    kind: str,
+    data: bytes,
+    limits: ParseLimits,
+    shard: tuple[int, int],
+    embedder: Embedder | None = None,
+) -> list[Block] | _ExtractedPart:
+    from .parsers import parse_document  # here only: the worker never needs it
+
+    blocks = parse_document(kind, data, limits, shard=shard)
+    if operation == "blocks":
+        return blocks
+    try:
+        chunks = chunk_blocks(blocks)
+        vectors = None
+        if embedder is not None and chunks:
+            import numpy as np
+
+            embedder = _embedders.setdefault(embedder.name, embedder)
+            texts = [chunk.text for chunk in chunks]
+            vectors = np.concatenate(
+                [
+                    embedder.embed(texts[start : start + _EMBED_SLICE])
+                    for start in range(0, len(texts), _EMBED_SLICE)
+                ]
+            )
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise ParseError(
+            f"the text could not be chunked or embedded ({type(exc).__name__})"
+        ) from exc
+    return _ExtractedPart(chunks, vectors, len(full_text(blocks)))
 
 
 def _limit_address_space(memory_bytes: int) -> None:

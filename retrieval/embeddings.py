@@ -25,6 +25,9 @@ class ProviderUnavailable(Exception):
 
 
 class Embedder(Protocol):
+    """An embedder may also set `portable = True`: it is pure computation that
+    pickles small, so the parser processes can run it beside the parse."""
+
     name: str
     dimension: int
 
@@ -60,6 +63,7 @@ class HashingEmbedder:
     """
 
     _CACHE_LIMIT = 500_000
+    portable = True
 
     def __init__(self, dimension: int = 512) -> None:
         if dimension < 1:
@@ -68,6 +72,10 @@ class HashingEmbedder:
         self.name = f"hashing-v1-{dimension}"
         # feature -> slot + 1, negated for a negative sign (0 never occurs)
         self._slots: dict[str, int] = {}
+
+    def __reduce__(self):
+        # Pickled without its feature cache: sent to parser processes per document.
+        return (type(self), (self.dimension,))
 
     def _slot(self, feature: str) -> int:
         slot = self._slots.get(feature)

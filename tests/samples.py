@@ -19,12 +19,17 @@ MINIMAL_PDF = (
 )
 
 
-def docx_bytes(paragraphs: list[str] | None = None) -> bytes:
+def docx_bytes(
+    paragraphs: list[str] | None = None, *, headings_every: int | None = None
+) -> bytes:
     from docx import Document
 
     document = Document()
     document.add_heading("Leave policy", level=1)
-    for text in paragraphs or ["Every employee receives 25 days of annual leave."]:
+    texts = paragraphs or ["Every employee receives 25 days of annual leave."]
+    for number, text in enumerate(texts):
+        if number and headings_every and number % headings_every == 0:
+            document.add_heading(f"Section {number // headings_every}", level=2)
         document.add_paragraph(text)
     buffer = io.BytesIO()
     document.save(buffer)

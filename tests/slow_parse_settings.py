@@ -14,16 +14,16 @@ import time
 from config.settings import *  # noqa: F403
 from ingestion import sandbox
 
-_parse = sandbox.ParseSandbox.parse
+_extract = sandbox.ParseSandbox.extract
 _DELAY = float(os.environ.get("CURATOR_TEST_PARSE_DELAY", "60"))
 
 
-def _slow_parse(self, *args, interrupt=lambda: None, **kwargs):
+def _slow_extract(self, *args, interrupt=lambda: None, **kwargs):
     deadline = time.monotonic() + _DELAY
     while time.monotonic() < deadline:
         interrupt()
         time.sleep(0.05)
-    return _parse(self, *args, interrupt=interrupt, **kwargs)
+    return _extract(self, *args, interrupt=interrupt, **kwargs)
 
 
-sandbox.ParseSandbox.parse = _slow_parse
+sandbox.ParseSandbox.extract = _slow_extract

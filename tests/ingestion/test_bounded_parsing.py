@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from documents.models import Document
+from ingestion import sandbox as sandbox_module
+from ingestion.chunking import chunk_blocks
 from ingestion.models import IngestionTask
 from ingestion.parsers import (
     FileTooLarge,
@@ -19,6 +22,7 @@ from ingestion.parsers import (
     pdf_page_count,
 )
 from ingestion.sandbox import ParseSandbox, ParseTimeout
+from retrieval.embeddings import HashingEmbedder
 from tests.factories import DocumentFactory
 from tests.ingestion.conftest import CORPUS
 from tests.ingestion.hostile import (
@@ -257,6 +261,52 @@ def test_pdf_pages_parsed_by_several_processes_come_back_in_order(sandbox, proce
     assert blocks == parse_document("pdf", data)
     assert [(b.page, b.text) for b in blocks] == list(enumerate(SEVEN_PAGES, 1))
     assert [b.text for b in text] == ["One line.", "Another."]
+
+
+def extract_in(sandbox, data, *, kind, processes=2, embedder=None):
+    return sandbox.extract(
+        kind,
+        data,
+        limits=ParseLimits(),
+        timeout=30,
+        memory_bytes=None,
+        processes=processes,
+        embedder=embedder,
+    )
+
+
+def test_a_docx_split_between_parsers_gives_the_chunks_and_vectors_of_one(
+    sandbox, monkeypatch
+):
+    monkeypatch.setattr(sandbox_module, "HEADING_SHARD_MIN_BYTES", 0)
+    paragraphs = [
+        f"Rule {n}. " + "Keep the receipt of every trip. " * 40 for n in range(30)
+    ]
+    data = docx_bytes(paragraphs, headings_every=5)
+    embedder = HashingEmbedder(64)
+
+    split = extract_in(sandbox, data, kind="docx", processes=2, embedder=embedder)
+    alone = extract_in(sandbox, data, kind="docx", processes=1, embedder=embedder)
+    unembedded = extract_in(sandbox, data, kind="docx", processes=2)
+
+    expected = chunk_blocks(parse_document("docx", data))
+    assert len(expected) > 6
+    assert parse_document("docx", data, shard=(1, 2))  # the second parser has work
+    assert split.chunks == alone.chunks == unembedded.chunks == expected
+    assert np.array_equal(split.vectors, alone.vectors)
+    assert np.array_equal(
+        split.vectors, embedder.embed([chunk.text for chunk in expected])
+    )
+    assert unembedded.vectors is None
+
+
+def test_pdf_pages_are_gathered_and_chunked_in_the_worker(sandbox):
+    data = text_pages_pdf(SEVEN_PAGES)
+
+    extracted = extract_in(sandbox, data, kind="pdf", embedder=HashingEmbedder(64))
+
+    assert extracted.chunks == chunk_blocks(parse_document("pdf", data))
+    assert extracted.vectors is None  # embedded by the worker, with progress
 
 
 def test_a_shard_past_the_time_limit_stops_every_parser_and_the_next_parse_works(

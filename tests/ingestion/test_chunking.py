@@ -8,7 +8,13 @@ from itertools import pairwise
 
 import pytest
 
-from ingestion.chunking import Chunk, chunk_blocks, full_text, text_units
+from ingestion.chunking import (
+    Chunk,
+    chunk_blocks,
+    full_text,
+    join_chunk_runs,
+    text_units,
+)
 from ingestion.parsers import HEADING, TABLE_ROW, Block
 
 CJK_RE = re.compile(r"[\u3400-鿿]")
@@ -252,3 +258,22 @@ def test_custom_budget() -> None:
 def test_invalid_options(options: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="must"):
         chunk_blocks([Block("text")], **options)  # type: ignore[arg-type]
+
+
+def test_runs_chunked_apart_are_numbered_and_placed_as_one_text() -> None:
+    first = [
+        Block("Leave", ("Leave",), kind=HEADING),
+        Block("Twenty-five days a year.", ("Leave",)),
+    ]
+    second = [
+        Block("Travel", ("Travel",), kind=HEADING),
+        Block("Keep every receipt.", ("Travel",)),
+    ]
+    runs = [(chunk_blocks(run), len(full_text(run))) for run in (first, [], second)]
+
+    joined = join_chunk_runs(runs)
+
+    assert joined == chunk_blocks(first + second)
+    text = full_text(first + second)
+    assert [text[c.char_start : c.char_end] for c in joined] == [c.text for c in joined]
+    assert [c.ordinal for c in joined] == [0, 1]

@@ -14,6 +14,7 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
 from ingestion import parsers
+from ingestion.chunking import chunk_blocks, full_text, join_chunk_runs
 from ingestion.parsers import (
     HEADING,
     LIST_ITEM,
@@ -366,6 +367,68 @@ def test_docx_reads_the_corpus_drafts_in_order() -> None:
     assert len(headings) > 10
     assert any(len(b.heading_path) >= 3 for b in blocks)
     assert any(b.kind == TABLE_ROW for b in blocks)
+
+
+def sectioned_docx(tmp_path: Path) -> bytes:
+    """Chapters with parts, tables, headings in a row and a heading with nothing
+    under it: the shapes a cut at a heading must keep as the whole has them."""
+    document = docx.Document()
+    document.add_heading("Handbook", level=0)
+    for chapter in range(12):
+        document.add_heading(f"Chapter {chapter}", level=1)
+        if chapter % 3 == 0:
+            document.add_heading(f"Part {chapter}", level=2)  # right after a heading
+        for rule in range(4):
+            document.add_paragraph(
+                f"Rule {chapter}.{rule}. " + "Keep the receipt of every trip. " * 30
+            )
+        if chapter % 4 == 1:
+            table = document.add_table(rows=4, cols=2)
+            for row in range(4):
+                table.cell(row, 0).text = f"Item {chapter}.{row}"
+                table.cell(row, 1).text = f"{row * 10} EUR"
+        if chapter % 5 == 2:
+            document.add_heading(f"Notes {chapter}", level=2)  # nothing under it
+    return save(document, tmp_path)
+
+
+@pytest.mark.parametrize("count", [2, 3, 5])
+def test_docx_shards_are_cut_at_headings_and_add_up_to_the_whole(
+    tmp_path: Path, count: int
+) -> None:
+    data = sectioned_docx(tmp_path)
+    whole = parse_document("docx", data)
+
+    shards = [parse_document("docx", data, shard=(i, count)) for i in range(count)]
+
+    assert [block for shard in shards for block in shard] == whole
+    assert all(shards)
+    assert all(shard[0].kind == HEADING for shard in shards[1:])
+    # Chunked apart, the shards give exactly the chunks of the whole.
+    runs = [(chunk_blocks(shard), len(full_text(shard))) for shard in shards]
+    assert join_chunk_runs(runs) == chunk_blocks(whole)
+
+
+def test_a_docx_without_headings_stays_in_one_shard(tmp_path: Path) -> None:
+    document = docx.Document()
+    for n in range(50):
+        document.add_paragraph(f"Paragraph {n} without any heading above it.")
+    data = save(document, tmp_path)
+
+    assert parse_document("docx", data, shard=(0, 2)) == parse_document("docx", data)
+    assert parse_document("docx", data, shard=(1, 2)) == []
+
+
+def test_corpus_docx_shards_chunk_like_the_whole() -> None:
+    files = sorted((CORPUS / "docx").rglob("*.docx"))
+    if not files:
+        pytest.skip("docx corpus is not present")
+    for path in files:
+        data = path.read_bytes()
+        whole = chunk_blocks(parse_document("docx", data))
+        shards = [parse_document("docx", data, shard=(i, 2)) for i in range(2)]
+        runs = [(chunk_blocks(shard), len(full_text(shard))) for shard in shards]
+        assert join_chunk_runs(runs) == whole, path.name
 
 
 @pytest.mark.parametrize(

@@ -463,10 +463,10 @@ class TestAutomaticRetries:
     def test_a_database_connection_error_is_transient(
         self, knowledge_base, submit, run_worker, monkeypatch
     ):
-        def connection_lost(self, chunks):
+        def connection_lost(claim, **chunks):
             raise OperationalError("server closed the connection unexpectedly")
 
-        monkeypatch.setattr(IngestionPipeline, "embed", connection_lost)
+        monkeypatch.setattr(services, "ingestion_task_write_chunks", connection_lost)
         task = submit(document(knowledge_base))
 
         run_worker(task.pk)

@@ -62,9 +62,39 @@ class TestSuccess:
         assert stages[-2:] == ["stage=indexing", "stage=finalizing"]
         assert "stage=download 0/1" in lines
         assert "stage=parse 0/1" in lines
-        assert f"stage=embedding 0/{len(chunks)}" in lines
+        # The local embedder runs in the parser processes, beside the parse.
+        assert f"stage=embedding {len(chunks)}/{len(chunks)}" in lines
         assert f"stage=indexing {len(chunks)}/{len(chunks)}" in lines
         assert lines[-1] == f"succeeded task={task.pk} worker=w-1 chunks={len(chunks)}"
+
+    def test_an_embedder_that_cannot_leave_the_worker_embeds_there_alike(
+        self, knowledge_base, submit, run_worker, monkeypatch
+    ):
+        from django.conf import settings
+
+        from ingestion import pipeline
+        from retrieval.embeddings import HashingEmbedder
+
+        class WorkerOnlyEmbedder(HashingEmbedder):
+            portable = False
+
+            def __init__(self):
+                super().__init__(settings.EMBEDDING_DIMENSION)
+
+        parsed_there = submit(markdown_document(knowledge_base))
+        run_worker(parsed_there.pk)
+        monkeypatch.setattr(pipeline, "get_embedder", WorkerOnlyEmbedder)
+        embedded_here = submit(markdown_document(knowledge_base))
+        _, lines = run_worker(embedded_here.pk)
+
+        def rows(task):
+            chunks = Chunk.objects.filter(document_id=task.document_id)
+            return list(chunks.order_by("ordinal").values_list("text", "embedding"))
+
+        assert rows(embedded_here) == rows(parsed_there)
+        total = len(rows(embedded_here))
+        assert f"stage=embedding 0/{total}" in lines
+        assert f"stage=embedding {total}/{total}" in lines
 
     @pytest.mark.parametrize(
         ("name", "content", "content_type"),
@@ -221,7 +251,7 @@ class TestFailures:
         def explode(*args, **kwargs):
             raise RuntimeError("secret /srv/path and SELECT * FROM x")
 
-        monkeypatch.setattr(pipeline, "chunk_blocks", explode)
+        monkeypatch.setattr(pipeline.services, "ingestion_task_write_chunks", explode)
         document = markdown_document(knowledge_base)
         task, document_status, _ = self.fail_with(submit, run_worker, document)
         assert task.error_code == "internal_error"
@@ -238,7 +268,7 @@ class TestFailures:
             raise ParseError("x" * 5000)
 
         # Parsing runs in the parser process; fail at the worker's side of it.
-        monkeypatch.setattr(ParseSandbox, "parse", long_error)
+        monkeypatch.setattr(ParseSandbox, "extract", long_error)
         task, _, _ = self.fail_with(
             submit, run_worker, markdown_document(knowledge_base)
         )

@@ -239,3 +239,17 @@ def test_vectors_follow_the_feature_scheme_exactly_even_where_features_collide()
     norms = np.linalg.norm(expected, axis=1, keepdims=True)
     np.divide(expected, norms, out=expected, where=norms > 0)
     assert np.array_equal(vectors, expected)
+
+
+def test_pickled_without_its_feature_cache() -> None:
+    import pickle
+
+    embedder = HashingEmbedder(dimension=64)
+    texts = ["annual leave policy " * 50, "出差补助每天一百元"]
+    vectors = embedder.embed(texts)
+
+    copy = pickle.loads(pickle.dumps(embedder))  # noqa: S301 - our own bytes
+
+    assert len(pickle.dumps(embedder)) < 200
+    assert (copy.name, copy.dimension, copy.portable) == (embedder.name, 64, True)
+    assert np.array_equal(copy.embed(texts), vectors)
