@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING
 
 from docx.opc.constants import CONTENT_TYPE as CT
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
-from docx.opc.packuri import PACKAGE_URI
-from docx.opc.pkgreader import PackageReader
+from docx.opc.packuri import PACKAGE_URI, PackURI
 from docx.oxml.ns import qn
 from lxml import etree
 from pdfminer.pdfdevice import PDFTextDevice
@@ -841,45 +840,81 @@ def check_docx_archive(data: bytes, limits: ParseLimits) -> None:
             )
 
 
+_OPC_TYPES = "{http://schemas.openxmlformats.org/package/2006/content-types}"
+_OPC_RELATIONSHIP = (
+    "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+)
+
+
 def _docx_parts(data: bytes) -> tuple[_Element, _Element | None]:
     """The root elements of the main document part and of its styles part.
 
     python-docx's `Document()` parses every XML part of the package into its own
-    element classes; only these two parts are read here, as plain lxml (about 3x
-    faster), with python-docx's package reader resolving the relationships.
+    element classes, and even its `PackageReader` inflates every part, images
+    included. Only the content types, two relationship parts and these two parts
+    are read here, as plain lxml; for a small file that is most of the time saved.
     """
     try:
-        package = PackageReader.from_file(io.BytesIO(data))
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        content_types = _opc_xml(archive, "[Content_Types].xml")
+        main_name = _opc_target(archive, PACKAGE_URI, RT.OFFICE_DOCUMENT)
     except MemoryError:
         raise
     except Exception as exc:
         raise ParseError("not a valid DOCX archive") from exc
-    parts = {
-        name: (content_type, blob)
-        for name, content_type, _, blob in (package.iter_sparts())
-    }
-    main_name = styles_name = None
-    for source, relationship in package.iter_srels():
-        if relationship.is_external:
-            continue
-        if source == PACKAGE_URI and relationship.reltype == RT.OFFICE_DOCUMENT:
-            main_name = relationship.target_partname
-        elif source == main_name and relationship.reltype == RT.STYLES:
-            styles_name = relationship.target_partname
-    if main_name not in parts or parts[main_name][0] not in _DOCX_MAIN_TYPES:
+    if (
+        main_name is None
+        or main_name.membername not in archive.NameToInfo
+        or _opc_content_type(content_types, main_name) not in _DOCX_MAIN_TYPES
+    ):
         raise ParseError("not a Word document")
     try:
-        main = etree.fromstring(parts[main_name][1], _DOCX_XML_PARSER)
+        styles_name = _opc_target(archive, main_name, RT.STYLES)
+        main = _opc_xml(archive, main_name.membername)
         styles = (
-            etree.fromstring(parts[styles_name][1], _DOCX_XML_PARSER)
-            if styles_name in parts
+            _opc_xml(archive, styles_name.membername)
+            if styles_name is not None and styles_name.membername in archive.NameToInfo
             else None
         )
     except etree.XMLSyntaxError as exc:
         raise ParseError("the DOCX holds malformed XML") from exc
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise ParseError("not a valid DOCX archive") from exc
     if main.tag != _W_DOCUMENT:
         raise ParseError("not a Word document")
     return main, styles
+
+
+def _opc_xml(archive: zipfile.ZipFile, member: str) -> _Element:
+    return etree.fromstring(archive.read(member), _DOCX_XML_PARSER)
+
+
+def _opc_target(
+    archive: zipfile.ZipFile, source: PackURI, relationship_type: str
+) -> PackURI | None:
+    """The part `source`'s first internal relationship of that type points to."""
+    rels = source.rels_uri.membername
+    if rels not in archive.NameToInfo:
+        return None
+    for relationship in _opc_xml(archive, rels).iterchildren(_OPC_RELATIONSHIP):
+        if (
+            relationship.get("Type") == relationship_type
+            and relationship.get("TargetMode") != "External"
+        ):
+            return PackURI.from_rel_ref(source.baseURI, relationship.get("Target"))
+    return None
+
+
+def _opc_content_type(content_types: _Element, part: PackURI) -> str | None:
+    """By the part's override, else by its extension's default (case-blind)."""
+    name, extension = part.lower(), part.ext.lower()
+    for override in content_types.iterchildren(f"{_OPC_TYPES}Override"):
+        if override.get("PartName", "").lower() == name:
+            return override.get("ContentType")
+    for default in content_types.iterchildren(f"{_OPC_TYPES}Default"):
+        if default.get("Extension", "").lower() == extension:
+            return default.get("ContentType")
+    return None
 
 
 _DocxParagraph = tuple[str, int | None, str]  # (block kind, heading level, text)

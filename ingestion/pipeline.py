@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import time
 from collections.abc import Callable
 
@@ -91,7 +90,8 @@ class IngestionPipeline:
         self.embedder = get_embedder()
         self.batch_size = settings.INGESTION_EMBED_BATCH
         self.progress_interval = settings.INGESTION_PROGRESS_INTERVAL_SECONDS
-        self._last_progress_write = -math.inf
+        # The claim wrote "download 0/1": the first report need not.
+        self._last_progress_write = time.monotonic()
         self._pending_progress: tuple[str, int, int] | None = None
         self._stage: str | None = None
         self._stage_started = 0.0
@@ -133,10 +133,6 @@ class IngestionPipeline:
             vectors=vectors,
             embedding_model=self.embedder.name,
         )
-        if not services.ingestion_task_still_held(self.claim):
-            # Whoever took the task removed these chunks (cancel, reclaim) or will
-            # replace them; deleting by task id here could hit a successor's.
-            raise TaskLost(self.claim.task_id)
         self.report(TaskStage.INDEXING, len(chunks), len(chunks))
 
         self.report(TaskStage.FINALIZING, len(chunks), len(chunks))

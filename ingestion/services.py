@@ -174,9 +174,11 @@ def ingestion_task_claim_candidate(
         claim_token=token,
         lease_expires_at=now + _lease(),
         attempt=F("attempt") + 1,
+        # The run's first progress, written with the claim: download 0/1.
         stage=TaskStage.DOWNLOAD,
         completed=0,
-        total=0,
+        total=1,
+        stage_seconds={},
         error_code=None,
         error_detail=None,
         started_at=now,
@@ -305,10 +307,6 @@ def ingestion_task_write_chunks(
             embedding_model=embedding_model,
             ingestion_task_id=claim.task_id,
         )
-
-
-def ingestion_task_still_held(claim: TaskClaim) -> bool:
-    return _held(claim).exists()
 
 
 def ingestion_task_discard_chunks(claim: TaskClaim) -> int:

@@ -441,6 +441,35 @@ def test_broken_docx(data: bytes) -> None:
         parse_document("docx", data)
 
 
+def test_docx_parts_are_found_by_relationship_not_by_name(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Leave", level=1)
+    document.add_paragraph("Twenty-five days.")
+    renamed = {"word/document.xml": "content/main.xml"}
+    buffer = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(save(document, tmp_path))) as original,
+        zipfile.ZipFile(buffer, "w") as moved,
+    ):
+        for info in original.infolist():
+            data = original.read(info)
+            if info.filename in ("[Content_Types].xml", "_rels/.rels"):
+                data = data.replace(b"/word/document.xml", b"/content/main.xml")
+                data = data.replace(b'"word/document.xml"', b'"content/main.xml"')
+            if info.filename == "word/_rels/document.xml.rels":
+                info.filename = "content/_rels/main.xml.rels"
+                styles = b'Target="../word/styles.xml"'  # relative to the moved part
+                data = data.replace(b'Target="styles.xml"', styles)
+            moved.writestr(renamed.get(info.filename, info.filename), data)
+
+    blocks = parse_document("docx", buffer.getvalue())
+
+    assert [(b.kind, b.text) for b in blocks] == [
+        (HEADING, "Leave"),
+        (PARAGRAPH, "Twenty-five days."),
+    ]
+
+
 def test_zip_that_is_not_a_docx() -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

@@ -233,7 +233,9 @@ class TestLeases:
         assert len(texts) == 1
         assert "25 days" in texts[0]
         # The zombie wakes up: it learns it lost the task, and deletes nothing.
-        assert services.ingestion_task_still_held(zombie) is False
+        with pytest.raises(services.TaskLost):
+            services.ingestion_task_succeed(zombie)
+        assert not services.ingestion_task_fail(zombie, error_code="x", detail="x")
         assert Chunk.objects.filter(document_id=task.document_id).count() == 1
 
     def test_the_worker_reclaims_before_it_claims(
