@@ -56,8 +56,9 @@ POLL_SECONDS = 0.1
 ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
 PAGE_SHARDED_KINDS = frozenset({"pdf"})
 HEADING_SHARDED_KINDS = frozenset({"docx"})
-# Below this a DOCX parses in milliseconds: a second process would cost more.
-HEADING_SHARD_MIN_BYTES = 64 * 1024
+# Each part re-reads the whole XML (a third of a parse): below this size (about
+# 3 MB of XML) a second process saves less than it costs.
+HEADING_SHARD_MIN_BYTES = 256 * 1024
 
 
 def _context() -> multiprocessing.context.BaseContext:
