@@ -1,7 +1,8 @@
 """What parsers produce and how they fail: blocks, limits and parse errors.
 
 Kept apart from `parsers.py` so that the worker process, which only receives blocks
-and errors from its parser processes, never imports pdfminer, python-docx or lxml.
+(or chunks and vectors) and errors from its parser processes, never imports
+pdfminer, python-docx or lxml.
 """
 
 from __future__ import annotations

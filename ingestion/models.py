@@ -39,9 +39,10 @@ class TaskStage(models.TextChoices):
     DOWNLOAD = "download", "Download"
     """Reading the original from storage."""
     PARSE = "parse", "Parse"
-    """Extracting text and cutting it into chunks."""
+    """Extracting text and cutting it into chunks (and, with the local embedder,
+    embedding them: the parser processes do all three)."""
     EMBEDDING = "embedding", "Embedding"
-    """Embedding chunks, in batches (total = number of chunks)."""
+    """Embedding chunks in the worker, in batches (total = number of chunks)."""
     INDEXING = "indexing", "Indexing"
     """Writing chunks and vectors."""
     FINALIZING = "finalizing", "Finalizing"

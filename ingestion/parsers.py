@@ -878,7 +878,9 @@ def _docx_parts(data: bytes) -> tuple[_Element, _Element | None]:
         )
     except etree.XMLSyntaxError as exc:
         raise ParseError("the DOCX holds malformed XML") from exc
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except MemoryError:
+        raise
+    except Exception as exc:  # a damaged member, a relationship without a target
         raise ParseError("not a valid DOCX archive") from exc
     if main.tag != _W_DOCUMENT:
         raise ParseError("not a Word document")
@@ -940,9 +942,13 @@ class _DocxBody:
         style_id = self.styles.default
         outline: str | None = None
         has_numbering = False
-        if len(element) and element[0].tag == _W_PPR:  # pPr comes first if at all
+        # pPr comes first where Word writes it; others may put a comment before it.
+        ppr = element[0] if len(element) and element[0].tag == _W_PPR else None
+        if ppr is None:
+            ppr = element.find(_W_PPR)
+        if ppr is not None:
             seen_style = False
-            for child in element[0]:
+            for child in ppr:
                 tag = child.tag
                 if tag == _W_PSTYLE and not seen_style:
                     style_id, seen_style = child.get(_W_VAL), True
@@ -995,8 +1001,8 @@ class _DocxBody:
         reads on to the end.
         """
         end = len(self.elements)
-        if count == 1:
-            return [0, end]
+        if count == 1 or not end:
+            return [0, *[end] * count]
         # Children (runs, table rows) stand in for the work an element costs.
         sizes = list(accumulate(len(element) + 1 for element in self.elements))
         starts = [0]

@@ -74,6 +74,11 @@ class ParseTimeout(ParseError):
     """The parse ran past its wall-clock limit and was killed."""
 
 
+class ParserProcessError(Exception):
+    """Chunking or embedding failed in a parser process, or a request could not be
+    read there: a fault of ours, not of the file (the worker's `internal_error`)."""
+
+
 @dataclass(frozen=True)
 class Extracted:
     """A document's chunks and, when the parsers embedded them, their vectors."""
@@ -326,6 +331,8 @@ class ParseSandbox:
                     if memory_bytes
                     else "parsing ran out of memory"
                 )
+            if outcome == "failed":
+                raise ParserProcessError(f"{value} in the parser process")
             if outcome != "ok":
                 raise value
             results.append(value)
@@ -369,12 +376,17 @@ def _serve(
         except MemoryError:
             conn.send(("memory", None))
             continue
+        except Exception as error:  # read whole, but it does not unpickle here
+            conn.send(("failed", type(error).__name__))
+            continue
         try:
             reply = ("ok", _answer(*request))
         except MemoryError:
             reply = ("memory", None)
         except ParseError as error:
             reply = ("error", error)
+        except Exception as error:  # chunking or embedding: not the file's fault
+            reply = ("failed", type(error).__name__)
         del request
         try:
             conn.send(reply)
@@ -384,8 +396,8 @@ def _serve(
             return
 
 
-# Embedders by name, kept for the life of the parser: a warm feature cache.
-_embedders: dict[str, Embedder] = {}
+# Embedders kept for the life of the parser: a warm feature cache.
+_embedders: dict[tuple[type, str], Embedder] = {}
 _EMBED_SLICE = 256  # texts per embed() call, to bound its temporary arrays
 
 
@@ -402,26 +414,19 @@ def _answer(
     blocks = parse_document(kind, data, limits, shard=shard)
     if operation == "blocks":
         return blocks
-    try:
-        chunks = chunk_blocks(blocks)
-        vectors = None
-        if embedder is not None and chunks:
-            import numpy as np
+    chunks = chunk_blocks(blocks)
+    vectors = None
+    if embedder is not None and chunks:
+        import numpy as np
 
-            embedder = _embedders.setdefault(embedder.name, embedder)
-            texts = [chunk.text for chunk in chunks]
-            vectors = np.concatenate(
-                [
-                    embedder.embed(texts[start : start + _EMBED_SLICE])
-                    for start in range(0, len(texts), _EMBED_SLICE)
-                ]
-            )
-    except MemoryError:
-        raise
-    except Exception as exc:
-        raise ParseError(
-            f"the text could not be chunked or embedded ({type(exc).__name__})"
-        ) from exc
+        embedder = _embedders.setdefault((type(embedder), embedder.name), embedder)
+        texts = [chunk.text for chunk in chunks]
+        vectors = np.concatenate(
+            [
+                embedder.embed(texts[start : start + _EMBED_SLICE])
+                for start in range(0, len(texts), _EMBED_SLICE)
+            ]
+        )
     return _ExtractedPart(chunks, vectors, len(full_text(blocks)))
 
 

@@ -326,7 +326,7 @@ class Worker:
         try:
             chunk_count = pipeline.run()
         except TaskLost:
-            return self._lost(claim, "(cancelled or taken over; nothing written)")
+            return self._lost(claim, "(cancelled or taken over; nothing of it kept)")
         except ReleaseRequested:
             return self._release(claim)
         except IngestionFailure as failure:

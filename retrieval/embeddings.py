@@ -73,9 +73,9 @@ class HashingEmbedder:
         # feature -> slot + 1, negated for a negative sign (0 never occurs)
         self._slots: dict[str, int] = {}
 
-    def __reduce__(self):
+    def __getstate__(self) -> dict:
         # Pickled without its feature cache: sent to parser processes per document.
-        return (type(self), (self.dimension,))
+        return {**self.__dict__, "_slots": {}}
 
     def _slot(self, feature: str) -> int:
         slot = self._slots.get(feature)

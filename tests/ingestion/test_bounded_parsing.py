@@ -21,9 +21,10 @@ from ingestion.parsers import (
     parse_document,
     pdf_page_count,
 )
-from ingestion.sandbox import ParseSandbox, ParseTimeout
+from ingestion.sandbox import ParserProcessError, ParseSandbox, ParseTimeout
 from retrieval.embeddings import HashingEmbedder
 from tests.factories import DocumentFactory
+from tests.ingestion.broken_embedders import RaisingEmbedder, UnreadableEmbedder
 from tests.ingestion.conftest import CORPUS
 from tests.ingestion.hostile import (
     blank_pages_pdf,
@@ -298,6 +299,20 @@ def test_a_docx_split_between_parsers_gives_the_chunks_and_vectors_of_one(
         split.vectors, embedder.embed([chunk.text for chunk in expected])
     )
     assert unembedded.vectors is None
+
+
+@pytest.mark.parametrize(
+    "embedder", [RaisingEmbedder(), UnreadableEmbedder()], ids=["embed", "unpickle"]
+)
+def test_a_failure_of_ours_in_a_parser_is_not_blamed_on_the_file(sandbox, embedder):
+    data = docx_bytes()
+
+    with pytest.raises(ParserProcessError, match="Error in the parser process"):
+        extract_in(sandbox, data, kind="docx", embedder=embedder)
+
+    pids = [parser.process.pid for parser in sandbox._parsers]
+    assert extract_in(sandbox, data, kind="docx").chunks
+    assert [parser.process.pid for parser in sandbox._parsers] == pids
 
 
 def test_pdf_pages_are_gathered_and_chunked_in_the_worker(sandbox):

@@ -12,6 +12,7 @@ import pytest
 from docx.enum.style import WD_STYLE_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
+from lxml import etree
 
 from ingestion import parsers
 from ingestion.chunking import chunk_blocks, full_text, join_chunk_runs
@@ -423,12 +424,15 @@ def test_corpus_docx_shards_chunk_like_the_whole() -> None:
     files = sorted((CORPUS / "docx").rglob("*.docx"))
     if not files:
         pytest.skip("docx corpus is not present")
+    split = 0
     for path in files:
         data = path.read_bytes()
         whole = chunk_blocks(parse_document("docx", data))
         shards = [parse_document("docx", data, shard=(i, 2)) for i in range(2)]
         runs = [(chunk_blocks(shard), len(full_text(shard))) for shard in shards]
         assert join_chunk_runs(runs) == whole, path.name
+        split += all(shards)
+    assert split >= 5  # the four drafts and the handbook have cut points
 
 
 @pytest.mark.parametrize(
@@ -439,6 +443,33 @@ def test_corpus_docx_shards_chunk_like_the_whole() -> None:
 def test_broken_docx(data: bytes) -> None:
     with pytest.raises(ParseError, match="not a valid DOCX archive"):
         parse_document("docx", data)
+
+
+def test_a_docx_body_without_paragraphs_splits_into_empty_shards(
+    tmp_path: Path,
+) -> None:
+    document = docx.Document()
+    for paragraph in document.paragraphs:
+        paragraph._p.getparent().remove(paragraph._p)
+    data = save(document, tmp_path)
+
+    assert [parse_document("docx", data, shard=(i, 2)) for i in range(2)] == [[], []]
+
+
+def test_docx_paragraph_properties_after_a_comment_still_count(
+    tmp_path: Path,
+) -> None:
+    document = docx.Document()
+    heading = document.add_heading("Leave", level=1)
+    heading._p.insert(0, etree.Comment("written by another tool"))
+    document.add_paragraph("Twenty-five days.")
+
+    blocks = parse_document("docx", save(document, tmp_path))
+
+    assert [(b.kind, b.heading_path) for b in blocks] == [
+        (HEADING, ("Leave",)),
+        (PARAGRAPH, ("Leave",)),
+    ]
 
 
 def test_docx_parts_are_found_by_relationship_not_by_name(tmp_path: Path) -> None:

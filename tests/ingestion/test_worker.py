@@ -361,6 +361,16 @@ class TestClaiming:
             1,
         )
 
+    def test_the_claim_shows_the_first_stage_of_the_run(self, knowledge_base, submit):
+        task = submit(markdown_document(knowledge_base))
+        IngestionTask.objects.filter(pk=task.pk).update(stage_seconds={"parse": 9})
+
+        services.ingestion_task_claim(task.pk, worker_id="w")
+
+        task.refresh_from_db()
+        assert (task.stage, task.completed, task.total) == ("download", 0, 1)
+        assert task.stage_seconds == {}
+
     def test_loser_prints_claim_missed(self, knowledge_base, submit, run_worker):
         task = submit(markdown_document(knowledge_base))
         services.ingestion_task_claim(task.pk, worker_id="worker-one")
