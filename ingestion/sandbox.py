@@ -62,6 +62,11 @@ HEADING_SHARD_MIN_BYTES = 256 * 1024
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    # The embedder's numpy needs no BLAS threads in a parser, and each one would map
+    # a stack and buffers (20 MB here, a gigabyte on a 64-core host) into an address
+    # space capped by RLIMIT_AS. Read by the fork server or spawned parser at start.
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")

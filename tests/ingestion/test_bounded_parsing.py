@@ -3,6 +3,7 @@ and the worker that met them carries on."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -313,6 +314,19 @@ def test_a_failure_of_ours_in_a_parser_is_not_blamed_on_the_file(sandbox, embedd
     pids = [parser.process.pid for parser in sandbox._parsers]
     assert extract_in(sandbox, data, kind="docx").chunks
     assert [parser.process.pid for parser in sandbox._parsers] == pids
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="needs /proc")
+def test_parsers_start_without_blas_threads_in_their_capped_address_space(sandbox):
+    sandbox.start(memory_bytes=None, processes=1)
+
+    pid = sandbox._parsers[0].process.pid
+    with open(f"/proc/{pid}/environ", "rb") as environ:
+        variables = environ.read().split(b"\0")
+
+    # 1 unless the operator chose otherwise before the worker started.
+    expected = os.environ["OPENBLAS_NUM_THREADS"].encode()
+    assert b"OPENBLAS_NUM_THREADS=" + expected in variables
 
 
 def test_pdf_pages_are_gathered_and_chunked_in_the_worker(sandbox):
