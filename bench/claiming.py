@@ -98,7 +98,7 @@ def drain(database_url: str, mechanism: str, name: str, start, results) -> None:
             )
         if claim is None:
             break
-        services.ingestion_task_succeed(claim)
+        services.ingestion_task_succeed(claim, chunks=[])
         done += 1
     connection.close()
     results.put((name, done, worker.stats.missed))

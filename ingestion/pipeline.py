@@ -24,6 +24,7 @@ from django.db import DatabaseError
 from documents.models import Document
 from documents.uploads import kind_for_content_type
 from retrieval.embeddings import ProviderUnavailable, get_embedder
+from retrieval.services import chunk_rows
 
 from . import services
 from .blocks import FileTooLarge, ParseError, ParseLimits, TooManyPages
@@ -126,18 +127,21 @@ class IngestionPipeline:
             vectors = extracted.vectors
             self.report(TaskStage.EMBEDDING, len(chunks), len(chunks))
 
-        services.ingestion_task_write_chunks(
-            self.claim,
+        self.report(TaskStage.INDEXING, 0, len(chunks))
+        rows = chunk_rows(
             document=document,
             chunks=chunks,
             vectors=vectors,
             embedding_model=self.embedder.name,
+            ingestion_task_id=self.claim.task_id,
         )
         self.report(TaskStage.INDEXING, len(chunks), len(chunks))
 
+        # The chunks are written with the success, in one transaction.
         self.report(TaskStage.FINALIZING, len(chunks), len(chunks))
         services.ingestion_task_succeed(
             self.claim,
+            chunks=rows,
             stage=TaskStage.FINALIZING,
             completed=len(chunks),
             total=len(chunks),

@@ -4,8 +4,8 @@ People: `document_submit`, `ingestion_task_cancel`, `ingestion_task_retry`.
 Workers: `ingestion_tasks_reclaim_expired`, `ingestion_task_claim`, then writes that
 are all filtered by the claim token they got (`TaskClaim`), so a worker that lost its
 task (cancelled, or reclaimed after its lease expired) changes nothing and learns it
-from `TaskLost`: progress, lease renewal, chunks, success, failure (retried with
-backoff when transient), release on shutdown.
+from `TaskLost`: progress, lease renewal, success (with the chunks, in one
+transaction), failure (retried with backoff when transient), release on shutdown.
 Operators: `ingestion_history_prune`.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import random
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,6 +27,7 @@ from config.errors import InvalidTransition
 from documents.models import Document, Role
 from documents.selectors import require_role, visible_document
 from documents.transitions import transition_document, transition_documents
+from retrieval.models import Chunk
 from retrieval.services import chunks_discard, chunks_replace
 
 from . import counters
@@ -292,33 +294,22 @@ def ingestion_task_report_progress(
         raise TaskLost(claim.task_id)
 
 
-def ingestion_task_write_chunks(
-    claim: TaskClaim, *, document: Document, chunks, vectors, embedding_model: str
-) -> None:
-    """Replace the document's chunks, only while the task is still ours."""
-    with transaction.atomic():
-        # Touching our own row first serialises this with a concurrent cancel.
-        if _held(claim).update(updated_at=timezone.now()) != 1:
-            raise TaskLost(claim.task_id)
-        chunks_replace(
-            document=document,
-            chunks=chunks,
-            vectors=vectors,
-            embedding_model=embedding_model,
-            ingestion_task_id=claim.task_id,
-        )
-
-
 def ingestion_task_discard_chunks(claim: TaskClaim) -> int:
     return chunks_discard(
         document_id=claim.document_id, ingestion_task_id=claim.task_id
     )
 
 
-def ingestion_task_succeed(claim: TaskClaim, **final_progress) -> None:
-    """Task `succeeded` and document `review_pending`, together or not at all.
+def ingestion_task_succeed(
+    claim: TaskClaim, *, chunks: Sequence[Chunk], **final_progress
+) -> None:
+    """Task `succeeded`, document `review_pending` and the document's chunks
+    replaced by `chunks` (unsaved rows): together or not at all, so no running or
+    failed task ever has chunks.
 
-    `final_progress` (stage, completed, total, stage_seconds) is written with it.
+    The guarded task update comes first: a concurrent cancel also starts at the
+    task row, so the two are serialised there and never wait on each other's chunk
+    rows. `final_progress` (stage, completed, total, stage_seconds) goes with it.
     """
     with transaction.atomic():
         now = timezone.now()
@@ -333,6 +324,7 @@ def ingestion_task_succeed(claim: TaskClaim, **final_progress) -> None:
         document = Document.objects.filter(pk=claim.document_id)
         if not transition_documents(document, "ingest_succeed"):
             transition_document(claim.document_id, "ingest_succeed")  # raises why
+        chunks_replace(document_id=claim.document_id, rows=chunks)
 
 
 def ingestion_task_report_failure(

@@ -10,36 +10,39 @@ from .embeddings import to_bytes
 from .models import Chunk
 
 
-def chunks_replace(
+def chunk_rows(
     *,
     document,
     chunks: Sequence,
     vectors: np.ndarray,
     embedding_model: str,
     ingestion_task_id=None,
-) -> int:
-    """Replace all chunks of `document` (delete, insert) in the caller's transaction."""
-    Chunk.objects.filter(document=document).delete()
-    Chunk.objects.bulk_create(
-        [
-            Chunk(
-                document=document,
-                knowledge_base_id=document.knowledge_base_id,
-                ingestion_task_id=ingestion_task_id,
-                ordinal=chunk.ordinal,
-                text=chunk.text,
-                heading_path=list(chunk.heading_path),
-                page=chunk.page,
-                char_start=chunk.char_start,
-                char_end=chunk.char_end,
-                embedding=to_bytes(vector),
-                embedding_model=embedding_model,
-            )
-            for chunk, vector in zip(chunks, vectors, strict=True)
-        ],
-        batch_size=500,
-    )
-    return len(chunks)
+) -> list[Chunk]:
+    """Unsaved rows for `document`'s chunks, built before any transaction opens."""
+    return [
+        Chunk(
+            document_id=document.pk,
+            knowledge_base_id=document.knowledge_base_id,
+            ingestion_task_id=ingestion_task_id,
+            ordinal=chunk.ordinal,
+            text=chunk.text,
+            heading_path=list(chunk.heading_path),
+            page=chunk.page,
+            char_start=chunk.char_start,
+            char_end=chunk.char_end,
+            embedding=to_bytes(vector),
+            embedding_model=embedding_model,
+        )
+        for chunk, vector in zip(chunks, vectors, strict=True)
+    ]
+
+
+def chunks_replace(*, document_id, rows: Sequence[Chunk]) -> int:
+    """Replace all chunks of a document by `rows` (delete, insert), in the caller's
+    transaction."""
+    Chunk.objects.filter(document_id=document_id).delete()
+    Chunk.objects.bulk_create(rows, batch_size=500)
+    return len(rows)
 
 
 def chunks_discard(*, document_id, ingestion_task_id=None) -> int:

@@ -63,19 +63,28 @@ def document_status(task) -> str:
     return Document.objects.values_list("status", flat=True).get(pk=task.document_id)
 
 
-def write_chunks(claim, text: str = "zombie text") -> None:
+def chunk_rows(claim, text: str):
     from ingestion.chunking import chunk_blocks
     from ingestion.parsers import Block
     from retrieval.embeddings import get_embedder
+    from retrieval.services import chunk_rows
 
     chunks = chunk_blocks([Block(text=text)])
-    services.ingestion_task_write_chunks(
-        claim,
+    return chunk_rows(
         document=Document.objects.get(pk=claim.document_id),
         chunks=chunks,
         vectors=get_embedder().embed([c.text for c in chunks]),
         embedding_model=get_embedder().name,
+        ingestion_task_id=claim.task_id,
     )
+
+
+def leave_chunks(claim, text: str) -> None:
+    """Chunk rows of a run as if it had written them and died (a state that older
+    versions, which wrote chunks before the success, could leave behind)."""
+    from retrieval.services import chunks_replace
+
+    chunks_replace(document_id=claim.document_id, rows=chunk_rows(claim, text))
 
 
 class TestLeases:
@@ -154,7 +163,7 @@ class TestLeases:
         IngestionTask.objects.filter(pk=task.pk).update(attempt=1)
         claim = services.ingestion_task_claim(task.pk, worker_id="w-1")
         assert claim.attempt == 2
-        write_chunks(claim)
+        leave_chunks(claim, "text of a run that died")
         expire_lease(task)
 
         services.ingestion_tasks_reclaim_expired()
@@ -178,7 +187,7 @@ class TestLeases:
         services.ingestion_task_report_progress(
             new, stage="embedding", completed=1, total=3
         )
-        write_chunks(new, "the successor's text")
+        leave_chunks(new, "the successor's text")
         before = fresh(task)
 
         with pytest.raises(services.TaskLost):
@@ -186,9 +195,7 @@ class TestLeases:
                 old, stage="parse", completed=1, total=1
             )
         with pytest.raises(services.TaskLost):
-            write_chunks(old)
-        with pytest.raises(services.TaskLost):
-            services.ingestion_task_succeed(old)
+            services.ingestion_task_succeed(old, chunks=chunk_rows(old, "late text"))
         assert services.ingestion_task_renew_lease(old) is False
         assert (
             services.ingestion_task_report_failure(
@@ -217,7 +224,7 @@ class TestLeases:
     ):
         task = submit(document(knowledge_base))
         zombie = services.ingestion_task_claim(task.pk, worker_id="zombie")
-        write_chunks(zombie, "half-done text of a run that died")
+        leave_chunks(zombie, "half-done text of a run that died")
         expire_lease(task)
 
         stats, _ = run_worker(worker_id="rescuer")
@@ -234,7 +241,7 @@ class TestLeases:
         assert "25 days" in texts[0]
         # The zombie wakes up: it learns it lost the task, and deletes nothing.
         with pytest.raises(services.TaskLost):
-            services.ingestion_task_succeed(zombie)
+            services.ingestion_task_succeed(zombie, chunks=chunk_rows(zombie, "late"))
         assert not services.ingestion_task_fail(zombie, error_code="x", detail="x")
         assert Chunk.objects.filter(document_id=task.document_id).count() == 1
 
@@ -251,6 +258,48 @@ class TestLeases:
         assert lines[0] == (
             f"claimed task={task.pk} worker=test-worker status=running attempt=2"
         )
+
+
+class TestChunksWithTheSuccess:
+    def test_a_running_task_never_has_chunks(
+        self, knowledge_base, submit, run_worker, monkeypatch
+    ):
+        task = submit(document(knowledge_base))
+        seen: list[tuple[str, bool]] = []
+        original = IngestionPipeline.report
+
+        def report(pipeline, stage, completed, total):
+            original(pipeline, stage, completed, total)
+            chunks = Chunk.objects.filter(document_id=task.document_id)
+            seen.append((stage, chunks.exists()))
+
+        monkeypatch.setattr(IngestionPipeline, "report", report)
+        stats, _ = run_worker(task.pk)
+
+        assert stats.succeeded == 1
+        assert [stage for stage, _ in seen][-1] == "finalizing"
+        assert not any(exists for _, exists in seen)
+        assert Chunk.objects.filter(document_id=task.document_id).count() == 1
+
+    def test_a_failed_chunk_write_undoes_the_success(
+        self, knowledge_base, submit, run_worker, monkeypatch
+    ):
+        task = submit(document(knowledge_base))
+        calls: list[int] = []
+
+        def insert_fails(*, document_id, rows):
+            calls.append(len(rows))
+            raise RuntimeError("disk full")
+
+        monkeypatch.setattr(services, "chunks_replace", insert_fails)
+        run_worker(task.pk)
+
+        row = fresh(task)
+        assert calls == [1]  # after the task's own update, in the same transaction
+        assert (row.status, row.error_code) == ("failed", "internal_error")
+        assert row.stage == "finalizing"
+        assert document_status(task) == "failed"
+        assert not Chunk.objects.filter(document_id=task.document_id).exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -465,10 +514,10 @@ class TestAutomaticRetries:
     def test_a_database_connection_error_is_transient(
         self, knowledge_base, submit, run_worker, monkeypatch
     ):
-        def connection_lost(claim, **chunks):
+        def connection_lost(claim, **final):
             raise OperationalError("server closed the connection unexpectedly")
 
-        monkeypatch.setattr(services, "ingestion_task_write_chunks", connection_lost)
+        monkeypatch.setattr(services, "ingestion_task_succeed", connection_lost)
         task = submit(document(knowledge_base))
 
         run_worker(task.pk)
@@ -582,7 +631,7 @@ class TestShutdown:
         events = OutboxEvent.objects.count()
         lines: list[str] = []
         worker = Worker(worker_id="w", grace_seconds=0, write=lines.append)
-        # Chunks are written just before `indexing` is reported.
+        # The chunk rows are ready; the next checkpoint comes before the success.
         self.signal_at(monkeypatch, worker, "indexing")
 
         stats = worker.run()

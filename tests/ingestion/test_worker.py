@@ -251,7 +251,7 @@ class TestFailures:
         def explode(*args, **kwargs):
             raise RuntimeError("secret /srv/path and SELECT * FROM x")
 
-        monkeypatch.setattr(pipeline.services, "ingestion_task_write_chunks", explode)
+        monkeypatch.setattr(pipeline.services, "ingestion_task_succeed", explode)
         document = markdown_document(knowledge_base)
         task, document_status, _ = self.fail_with(submit, run_worker, document)
         assert task.error_code == "internal_error"
