@@ -41,7 +41,7 @@ from .outage import (
     close_connection,
     refresh_connections,
 )
-from .pipeline import IngestionFailure, IngestionPipeline, warm_parser
+from .pipeline import IngestionFailure, IngestionPipeline, start_parsers, warm_parser
 from .services import TaskClaim, TaskLost
 from .wakeups import PollWaiter, Waiter
 
@@ -245,6 +245,7 @@ class Worker:
             if claim is None:
                 if not self.loop:
                     break
+                start_parsers()  # idle: the next task finds them forked
                 self.waiter.wait(self.poll_interval, self.stopping)
                 continue
             self.execute(claim)

@@ -393,6 +393,39 @@ class TestClaiming:
         IngestionTask.objects.filter(pk=task.pk).update(available_at=timezone.now())
         assert services.ingestion_task_claim(task.pk, worker_id="w") is not None
 
+    def test_an_idle_loop_worker_gets_its_parsers_running(self, settings, monkeypatch):
+        from ingestion import pipeline
+        from ingestion.sandbox import ParseSandbox
+        from ingestion.wakeups import PollWaiter
+        from ingestion.worker import Worker
+
+        class StopWhenIdle(PollWaiter):
+            def wait(self, timeout, stop):
+                stop.set()
+                return False
+
+        sandbox = ParseSandbox()
+        monkeypatch.setattr(pipeline, "shared_sandbox", lambda: sandbox)
+        settings.INGESTION_PARSE_PROCESSES = 2
+
+        def idle_once():
+            Worker(
+                worker_id="w", loop=True, waiter=StopWhenIdle(), write=lambda _: None
+            ).run()
+            return [parser.process for parser in sandbox._parsers]
+
+        try:
+            started = idle_once()
+            assert [process.is_alive() for process in started] == [True, True]
+            started[1].kill()
+            started[1].join(timeout=5)
+            restarted = idle_once()
+            assert restarted[0].pid == started[0].pid
+            assert restarted[1].pid != started[1].pid
+            assert restarted[1].is_alive()
+        finally:
+            sandbox.stop()
+
 
 class TestCommand:
     def call(self, *args):
