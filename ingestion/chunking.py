@@ -183,11 +183,14 @@ class _Measure:
         self.word_weight = word_weight
 
     def __call__(self, text: str) -> float:
-        words = _WORD_RE.findall(text)
+        if text.isascii():  # no CJK: words are what str.split() finds, in C
+            words, cjk_chars = text.split(), 0
+        else:
+            words, cjk_chars = _WORD_RE.findall(text), len(_CJK_RE.findall(text))
         count = len(words)
         if count and max(map(len, words)) > _MAX_WORD_CHARS:
             count = sum(math.ceil(len(word) / _MAX_WORD_CHARS) for word in words)
-        return len(_CJK_RE.findall(text)) + count * self.word_weight
+        return cjk_chars + count * self.word_weight
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
-from itertools import chain
+from itertools import pairwise
 from typing import Protocol
 
 import numpy as np
@@ -43,14 +43,19 @@ def _features(text: str) -> list[str]:
     """Word unigrams and bigrams for Latin text, character n-grams for CJK runs."""
     features: list[str] = []
     for is_cjk, terms in term_runs(text):
-        if is_cjk:
-            features.extend(cjk_ngrams(terms[0]))
-        else:
-            # Each word, then the pair it ends: the order of the original scheme,
-            # which decides the float summation order where features collide.
-            features.append(terms[0])
-            pairs = map("{} {}".format, terms, terms[1:])
-            features.extend(chain.from_iterable(zip(terms[1:], pairs, strict=True)))
+        features.extend(cjk_ngrams(terms[0]) if is_cjk else _word_features(terms))
+    return features
+
+
+def _word_features(words: list[str]) -> list[str]:
+    """Each word, then the pair it ends: w0, w1, "w0 w1", w2, "w1 w2", ...
+
+    The order of the original scheme, which decides the float summation order where
+    features collide; built by slices, a third of the time of a loop.
+    """
+    features = [words[0]] * (2 * len(words) - 1)
+    features[1::2] = words[1:]
+    features[2::2] = map(" ".join, pairwise(words))
     return features
 
 

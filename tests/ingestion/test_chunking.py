@@ -111,6 +111,15 @@ def test_mixed_text_counts_words_and_characters() -> None:
     assert text_units("x" * 60) == pytest.approx(3 * 500 / 300)  # a blob, not a word
 
 
+@pytest.mark.parametrize(
+    "text", ["tab\tand\x0bvertical\x1cspace, e.g. 3.5", "x" * 60 + " y", " \n "]
+)
+def test_ascii_text_is_measured_like_any_other(text: str) -> None:
+    # ASCII text takes a shortcut (str.split); a non-breaking space sends the same
+    # words down the regular path.
+    assert text_units(text) == text_units(text + "\u00a0")
+
+
 def test_over_long_sentence_is_cut_at_whitespace_never_inside_a_word() -> None:
     rng = random.Random(3)
     sentence = " ".join(rng.choices(VOCABULARY, k=1000))  # no punctuation at all
