@@ -183,8 +183,8 @@ class _Measure:
         self.word_weight = word_weight
 
     def __call__(self, text: str) -> float:
-        if text.isascii():  # no CJK: words are what str.split() finds, in C
-            words, cjk_chars = text.split(), 0
+        if text.isascii() or not _CJK_RE.search(text):
+            words, cjk_chars = text.split(), 0  # without CJK, split() finds the words
         else:
             words, cjk_chars = _WORD_RE.findall(text), len(_CJK_RE.findall(text))
         count = len(words)

@@ -112,12 +112,18 @@ def test_mixed_text_counts_words_and_characters() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["tab\tand\x0bvertical\x1cspace, e.g. 3.5", "x" * 60 + " y", " \n "]
+    "text",
+    [
+        "tab\tand\x0bvertical\x1cspace, e.g. 3.5",
+        "x" * 60 + " y",
+        " \n ",
+        "§ 4.2 “Leave” – non-breaking\u00a0space",
+    ],
 )
-def test_ascii_text_is_measured_like_any_other(text: str) -> None:
-    # ASCII text takes a shortcut (str.split); a non-breaking space sends the same
-    # words down the regular path.
-    assert text_units(text) == text_units(text + "\u00a0")
+def test_text_without_cjk_is_measured_like_any_other(text: str) -> None:
+    # Text without CJK takes a shortcut (str.split); one CJK character sends the
+    # same words down the regular path, where it counts as one unit more.
+    assert text_units(text + " 中") == text_units(text) + 1
 
 
 def test_over_long_sentence_is_cut_at_whitespace_never_inside_a_word() -> None:
