@@ -77,15 +77,11 @@ def warm_parser() -> None:
 
 def start_parsers() -> None:
     """Have this process's parsers running (started, or restarted after a kill), so
-    that the next task does not wait for them; does nothing when they are. A failure
-    to start one (no memory, no processes left) is for the next task to report."""
-    try:
-        shared_sandbox().start(
-            memory_bytes=parse_memory_bytes(),
-            processes=settings.INGESTION_PARSE_PROCESSES,
-        )
-    except OSError as error:
-        logger.warning("parser processes could not start (%s)", error)
+    that the next task does not wait for them; does nothing when they are."""
+    shared_sandbox().start(
+        memory_bytes=parse_memory_bytes(),
+        processes=settings.INGESTION_PARSE_PROCESSES,
+    )
 
 
 class IngestionPipeline:

@@ -161,6 +161,7 @@ class Worker:
         self._counters_due = 0.0
         self._flushed = {counters.CLAIMS: 0, counters.MISSED_CLAIMS: 0}
         self._rng = random.Random()  # noqa: S311 - load spreading, not security
+        self._parsers_failing = False
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -245,10 +246,30 @@ class Worker:
             if claim is None:
                 if not self.loop:
                     break
-                start_parsers()  # idle: the next task finds them forked
+                self._start_parsers()
                 self.waiter.wait(self.poll_interval, self.stopping)
                 continue
             self.execute(claim)
+
+    def _start_parsers(self) -> None:
+        """Idle: have the parsers running, so that the next task waits for no fork.
+
+        A failure to start one (no memory or no processes left: the fork server
+        then exits, and this side sees EOFError) is logged once per streak and left
+        to the next task to report; an idle worker never stops over it.
+        """
+        try:
+            start_parsers()
+        except Exception as error:
+            if not self._parsers_failing:
+                logger.warning(
+                    "parser processes could not start worker=%s (%s)",
+                    self.worker_id,
+                    type(error).__name__,
+                )
+            self._parsers_failing = True
+        else:
+            self._parsers_failing = False
 
     def _reached_max(self) -> bool:
         return self.max_tasks is not None and self.stats.claimed >= self.max_tasks

@@ -284,22 +284,33 @@ class TestChunksWithTheSuccess:
     def test_a_failed_chunk_write_undoes_the_success(
         self, knowledge_base, submit, run_worker, monkeypatch
     ):
-        task = submit(document(knowledge_base))
-        calls: list[int] = []
+        import uuid
+        from types import SimpleNamespace
 
-        def insert_fails(*, document_id, rows):
-            calls.append(len(rows))
+        task = submit(document(knowledge_base))
+        # Rows an earlier run left (another task's): the success deletes them first.
+        earlier = SimpleNamespace(document_id=task.document_id, task_id=uuid.uuid4())
+        leave_chunks(earlier, "text of an earlier version")
+        inserts: list[int] = []
+
+        def insert_fails(rows, **options):
+            inserts.append(len(rows))
             raise RuntimeError("disk full")
 
-        monkeypatch.setattr(services, "chunks_replace", insert_fails)
+        monkeypatch.setattr(Chunk.objects, "bulk_create", insert_fails)
         run_worker(task.pk)
 
         row = fresh(task)
-        assert calls == [1]  # after the task's own update, in the same transaction
+        assert inserts == [1]  # the insert was reached, after the delete
         assert (row.status, row.error_code) == ("failed", "internal_error")
         assert row.stage == "finalizing"
         assert document_status(task) == "failed"
-        assert not Chunk.objects.filter(document_id=task.document_id).exists()
+        # The delete went back with the rest of the transaction.
+        assert list(
+            Chunk.objects.filter(document_id=task.document_id).values_list(
+                "text", "ingestion_task_id"
+            )
+        ) == [("text of an earlier version", earlier.task_id)]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -426,6 +426,43 @@ class TestClaiming:
         finally:
             sandbox.stop()
 
+    def test_an_idle_loop_worker_carries_on_when_its_parsers_cannot_start(
+        self, monkeypatch, caplog
+    ):
+        from ingestion import pipeline
+        from ingestion.wakeups import PollWaiter
+        from ingestion.worker import Worker
+
+        class StopAfterThreeWaits(PollWaiter):
+            waits = 0
+
+            def wait(self, timeout, stop):
+                self.waits += 1
+                if self.waits == 3:
+                    stop.set()
+                return False
+
+        class NoForks:
+            def prepare(self, **options):
+                pass  # the fork server is up ...
+
+            def start(self, **options):
+                # ... but cannot fork: it exits, and this is what the worker sees.
+                raise EOFError("unexpected EOF")
+
+        monkeypatch.setattr(pipeline, "shared_sandbox", NoForks)
+        waiter = StopAfterThreeWaits()
+        with caplog.at_level("WARNING", logger="ingestion.worker"):
+            stats = Worker(
+                worker_id="w", loop=True, waiter=waiter, write=lambda _: None
+            ).run()
+
+        assert waiter.waits == 3
+        assert stats.claimed == 0
+        assert [record.getMessage() for record in caplog.records] == [
+            "parser processes could not start worker=w (EOFError)"
+        ]
+
 
 class TestCommand:
     def call(self, *args):
