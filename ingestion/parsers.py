@@ -76,12 +76,14 @@ def parse_document(
     limits: ParseLimits | None = None,
     *,
     shard: tuple[int, int] = (0, 1),
+    retain: list | None = None,
 ) -> list[Block]:
     """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes.
 
     `shard` = (index, count) lets `count` processes share one file: the PDF pages
     whose 0-based number is `index` modulo `count`, or the index-th run of a DOCX
-    body, cut at headings. Other kinds are read whole.
+    body, cut at headings. Other kinds are read whole. A DOCX's XML tree is
+    appended to `retain`, if given, for the caller to free when it suits it.
     """
     parser = _PARSERS.get(kind)
     if parser is None:
@@ -93,7 +95,7 @@ def parse_document(
         if kind == "pdf":
             blocks = parse_pdf(data, shard=shard, max_pages=limits.max_pdf_pages)
         elif kind == "docx":
-            blocks = parse_docx(data, shard=shard)
+            blocks = parse_docx(data, shard=shard, retain=retain)
         else:
             blocks = parser(data)
     except (ParseError, MemoryError):
@@ -919,6 +921,8 @@ def _opc_content_type(content_types: _Element, part: PackURI) -> str | None:
     return None
 
 
+RETAIN_MAX_DOCX_BYTES = 4 * 2**20  # zipped: about 40 MB of XML, a few 100 MB of tree
+
 _DocxParagraph = tuple[str, int | None, str]  # (block kind, heading level, text)
 
 
@@ -1049,14 +1053,22 @@ def _push_heading(
     return [*((lvl, title) for lvl, title in stack if lvl < level), (level, text)]
 
 
-def parse_docx(data: bytes, *, shard: tuple[int, int] = (0, 1)) -> list[Block]:
+def parse_docx(
+    data: bytes, *, shard: tuple[int, int] = (0, 1), retain: list | None = None
+) -> list[Block]:
     """Body paragraphs, headings and table rows in document order.
 
     Headers, footers, footnotes, comments and table-of-contents entries are left out.
     With `shard` = (index, count), only the index-th of `count` runs of the body, cut
     at headings (see `_DocxBody`); the shards' blocks in order are the whole's.
+    The XML tree goes into `retain`, if given: freeing a large one takes time
+    (40 ms for the 5 MB of the handbook), which the parser processes spend after
+    they have answered. Not the tree of a file over RETAIN_MAX_DOCX_BYTES, whose
+    memory matters more while its text is chunked and embedded.
     """
     document, styles_element = _docx_parts(data)
+    if retain is not None and len(data) <= RETAIN_MAX_DOCX_BYTES:
+        retain.append(document)
     body = document.find(_W_BODY)
     if body is None:
         raise ParseError("not a Word document: it has no body")

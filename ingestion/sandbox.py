@@ -384,8 +384,11 @@ def _serve(
         except Exception as error:  # read whole, but it does not unpickle here
             conn.send(("failed", type(error).__name__))
             continue
+        # What the answer was built from is freed after it is sent (a large
+        # document's tree takes tens of milliseconds), while the worker reads it.
+        retained: list = []
         try:
-            reply = ("ok", _answer(*request))
+            reply = ("ok", _answer(*request, retain=retained))
         except MemoryError:
             reply = ("memory", None)
         except ParseError as error:
@@ -399,6 +402,7 @@ def _serve(
             conn.send(("memory", None))
         except (BrokenPipeError, OSError):
             return
+        del reply, retained
 
 
 # Embedders kept for the life of the parser: a warm feature cache.
@@ -413,10 +417,12 @@ def _answer(
     limits: ParseLimits,
     shard: tuple[int, int],
     embedder: Embedder | None = None,
+    *,
+    retain: list,
 ) -> list[Block] | _ExtractedPart:
     from .parsers import parse_document  # here only: the worker never needs it
 
-    blocks = parse_document(kind, data, limits, shard=shard)
+    blocks = parse_document(kind, data, limits, shard=shard, retain=retain)
     if operation == "blocks":
         return blocks
     chunks = chunk_blocks(blocks)

@@ -410,6 +410,24 @@ def test_docx_shards_are_cut_at_headings_and_add_up_to_the_whole(
     assert join_chunk_runs(runs) == chunk_blocks(whole)
 
 
+def test_a_docx_tree_is_handed_to_the_caller_to_free_after_answering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = sectioned_docx(tmp_path)
+    retained: list = []
+
+    blocks = parse_document("docx", data, shard=(1, 2), retain=retained)
+
+    assert blocks == parse_document("docx", data, shard=(1, 2))
+    [tree] = retained
+    assert tree.tag == parsers._W_DOCUMENT
+    # Over the limit, the tree is freed at once: its memory matters more.
+    monkeypatch.setattr(parsers, "RETAIN_MAX_DOCX_BYTES", len(data) - 1)
+    retained.clear()
+    assert parse_document("docx", data, retain=retained) == parse_document("docx", data)
+    assert retained == []
+
+
 def test_a_docx_without_headings_stays_in_one_shard(tmp_path: Path) -> None:
     document = docx.Document()
     for n in range(50):
