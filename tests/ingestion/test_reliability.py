@@ -282,7 +282,7 @@ class TestChunksWithTheSuccess:
         assert Chunk.objects.filter(document_id=task.document_id).count() == 1
 
     def test_a_failed_chunk_write_undoes_the_success(
-        self, knowledge_base, submit, run_worker, monkeypatch
+        self, knowledge_base, submit, run_worker
     ):
         import uuid
         from types import SimpleNamespace
@@ -293,12 +293,16 @@ class TestChunksWithTheSuccess:
         leave_chunks(earlier, "text of an earlier version")
         inserts: list[int] = []
 
-        def insert_fails(rows, **options):
-            inserts.append(len(rows))
-            raise RuntimeError("disk full")
+        def insert_fails(execute, sql, params, many, context):
+            if sql.startswith(
+                f"INSERT INTO {connection.ops.quote_name('retrieval_chunk')}"
+            ):
+                inserts.append(len(params))
+                raise RuntimeError("disk full")
+            return execute(sql, params, many, context)
 
-        monkeypatch.setattr(Chunk.objects, "bulk_create", insert_fails)
-        run_worker(task.pk)
+        with connection.execute_wrapper(insert_fails):
+            run_worker(task.pk)
 
         row = fresh(task)
         assert inserts == [1]  # the insert was reached, after the delete
