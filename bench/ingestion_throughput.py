@@ -7,7 +7,7 @@ For the PDFs and the DOCX files of ../shared/corpus, side by side in one run:
   included) draining one task per file: download, parse, chunk, embed, write
   chunks, finish;
 - warm: one `run_ingestion_worker --loop` already running (the long-lived form),
-  from the commit of the tasks to the last one finished.
+  from the commit of the tasks to the commit of the last one.
 Bare and worker runs are interleaved, repetition by repetition. Also Markdown
 documents per second and the start-up time of an idle worker.
 
@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 from common import CORPUS, REPO, markdown_table, median, setup_django, write_section
@@ -118,31 +121,44 @@ def drained() -> bool:
 
 
 def run_warm_worker(paths: list[Path], content_type: str) -> float:
-    """Seconds from the commit of the tasks to the last one finished, for a worker
-    already running (`--loop`, polling every 10 ms): the pipeline without start-up.
+    """Seconds from the commit of the tasks to the commit of the last one, for a
+    worker already running (`--loop`, polling every 10 ms): the pipeline without
+    start-up.
 
-    The end is the last `finished_at` the worker wrote (same clock): this process
-    looks only every 50 ms, so that it takes no CPU from the worker and its parsers.
+    The end is the time of the worker's last `task finished` log line (JSON logs at
+    INFO, as in production), which it writes after the task's transaction has
+    committed; `finished_at` is stamped when that transaction begins, before the
+    chunks are written. This process looks at the database only every 50 ms, so
+    that it takes no CPU from the worker and its parsers.
     """
-    env = {**os.environ, "LOG_LEVEL": "WARNING"}
-    worker = subprocess.Popen(
-        worker_command("bench-warm", "--loop", "--poll-interval", "0.01"),
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        time.sleep(3)  # start-up and the parser processes, not measured
-        reset_queue()
-        queue(paths, content_type)
-        started = time.time()
-        while not drained():
-            time.sleep(0.05)
-    finally:
-        worker.terminate()
-        worker.wait(timeout=60)
-    return last_finished() - started
+    env = {**os.environ, "LOG_LEVEL": "INFO", "LOG_FORMAT": "json"}
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        worker = subprocess.Popen(
+            worker_command("bench-warm", "--loop", "--poll-interval", "0.01"),
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            time.sleep(3)  # start-up and the parser processes, not measured
+            reset_queue()
+            queue(paths, content_type)
+            started = time.time()
+            while not drained():
+                time.sleep(0.05)
+        finally:
+            worker.terminate()
+            worker.wait(timeout=60)
+        log.seek(0)
+        ends = [
+            datetime.fromisoformat(entry["time"]).timestamp()
+            for entry in map(json.loads, filter(str.strip, log))
+            if entry["message"].startswith("task finished ")
+        ]
+    if len(ends) != len(paths):
+        raise RuntimeError(f"{len(ends)} tasks logged as finished, not {len(paths)}")
+    return max(ends) - started
 
 
 def run_workers(count: int) -> float:
@@ -163,14 +179,6 @@ def run_workers(count: int) -> float:
         if process.returncode:
             raise RuntimeError(stderr.decode()[-2000:])
     return time.perf_counter() - started
-
-
-def last_finished() -> float:
-    from django.db.models import Max
-
-    from ingestion.models import IngestionTask
-
-    return IngestionTask.objects.aggregate(last=Max("finished_at"))["last"].timestamp()
 
 
 def outcomes() -> str:
@@ -300,8 +308,9 @@ def main() -> None:
             "image-only files included), bare parse against the whole worker run "
             "into SQLite: `cold` = `run_ingestion_worker` processes started after "
             "the tasks were queued (the cron form, start-up included), `warm` = one "
-            "`run_ingestion_worker --loop` already running (from the commit of the "
-            "tasks to the last `finished_at`). Bare and worker runs interleaved; "
+            "`run_ingestion_worker --loop` already running, logging at INFO (from "
+            "the commit of the tasks to its log line for the last task committed). "
+            "Bare and worker runs interleaved; "
             f"median of {repeats['PDF']} (PDF) and {repeats['DOCX']} (DOCX). "
             "Bare PDF = pdfminer.six "
             "`extract_text` with its default layout analysis; bare DOCX = "
