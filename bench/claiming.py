@@ -139,7 +139,7 @@ def run(database_url: str, mechanism: str, workers: int, tasks: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="1,000 tasks, one run")
+    parser.add_argument("--quick", action="store_true", help="500 tasks, one run")
     parser.add_argument("--tasks", type=int, default=None)
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2, 4, 8])
     parser.add_argument("--repeat", type=int, default=None)
@@ -151,7 +151,7 @@ def main() -> None:
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    tasks = args.tasks or (1_000 if args.quick else 5_000)
+    tasks = args.tasks or (500 if args.quick else 5_000)
     repeat = args.repeat or (1 if args.quick else 3)
 
     databases = (
