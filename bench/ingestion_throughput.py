@@ -151,9 +151,11 @@ def run_warm_worker(paths: list[Path], content_type: str) -> float:
             worker.terminate()
             worker.wait(timeout=60)
         log.seek(0)
+        # The parser processes share its stderr, without Django's log format.
+        entries = [json.loads(line) for line in log if line.startswith("{")]
         ends = [
             datetime.fromisoformat(entry["time"]).timestamp()
-            for entry in map(json.loads, filter(str.strip, log))
+            for entry in entries
             if entry["message"].startswith("task finished ")
         ]
     if len(ends) != len(paths):

@@ -1063,11 +1063,11 @@ def parse_docx(
     at headings (see `_DocxBody`); the shards' blocks in order are the whole's.
     The XML tree goes into `retain`, if given: freeing a large one takes time
     (40 ms for the 5 MB of the handbook), which the parser processes spend after
-    they have answered. Not the tree of a file over RETAIN_MAX_DOCX_BYTES, whose
+    they have answered. Not the tree of a file of RETAIN_MAX_DOCX_BYTES or more, whose
     memory matters more while its text is chunked and embedded.
     """
     document, styles_element = _docx_parts(data)
-    if retain is not None and len(data) <= RETAIN_MAX_DOCX_BYTES:
+    if retain is not None and len(data) < RETAIN_MAX_DOCX_BYTES:
         retain.append(document)
     body = document.find(_W_BODY)
     if body is None:

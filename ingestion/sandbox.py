@@ -397,7 +397,11 @@ def _serve(
             reply = ("failed", type(error).__name__)
         del request
         try:
-            conn.send(reply)
+            try:
+                conn.send(reply)
+            except MemoryError:
+                retained.clear()  # the tree kept for later goes now, and once more
+                conn.send(reply)
         except MemoryError:
             conn.send(("memory", None))
         except (BrokenPipeError, OSError):

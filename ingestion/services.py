@@ -27,7 +27,6 @@ from config.errors import InvalidTransition
 from documents.models import Document, Role
 from documents.selectors import require_role, visible_document
 from documents.transitions import transition_document, transition_documents
-from retrieval.models import Chunk
 from retrieval.services import chunks_discard, chunks_replace
 
 from . import counters
@@ -301,11 +300,11 @@ def ingestion_task_discard_chunks(claim: TaskClaim) -> int:
 
 
 def ingestion_task_succeed(
-    claim: TaskClaim, *, chunks: Sequence[Chunk], **final_progress
+    claim: TaskClaim, *, chunks: Sequence[tuple], **final_progress
 ) -> None:
     """Task `succeeded`, document `review_pending` and the document's chunks
-    replaced by `chunks` (unsaved rows): together or not at all, so no running or
-    failed task ever has chunks.
+    replaced by `chunks` (rows from `retrieval.services.chunk_rows`): together or
+    not at all, so no running or failed task ever has chunks.
 
     The guarded task update comes first: a concurrent cancel also starts at the
     task row, so the two are serialised there and never wait on each other's chunk

@@ -13,7 +13,7 @@ from django.utils import timezone
 from ingestion.chunking import Chunk as PieceOfText
 from retrieval.embeddings import from_bytes
 from retrieval.models import Chunk
-from retrieval.services import CHUNK_COLUMNS, chunk_rows, chunks_replace
+from retrieval.services import CHUNK_ROW_FIELDS, chunk_rows, chunks_replace
 from tests.factories import DocumentFactory
 
 
@@ -38,12 +38,18 @@ def pieces() -> list[PieceOfText]:
     ]
 
 
+def test_rows_have_every_field_of_the_model() -> None:
+    # A field added to the model and not to the rows would be left NULL silently.
+    fields = {f.attname for f in Chunk._meta.concrete_fields if not f.primary_key}
+    assert {*CHUNK_ROW_FIELDS, "created_at"} == fields
+    assert len(set(CHUNK_ROW_FIELDS)) == len(CHUNK_ROW_FIELDS)
+
+
 @pytest.mark.django_db
 def test_rows_read_back_as_the_model_reads_them(knowledge_base) -> None:
     document = DocumentFactory(knowledge_base=knowledge_base)
     task_id = uuid.uuid4()
     vectors = np.array([[0.6, -0.8, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
-    before = timezone.now()
 
     rows = chunk_rows(
         document=document,
@@ -52,10 +58,10 @@ def test_rows_read_back_as_the_model_reads_them(knowledge_base) -> None:
         embedding_model="model-x",
         ingestion_task_id=task_id,
     )
+    before = timezone.now()  # rows are stamped when inserted, not when built
     with transaction.atomic():
         assert chunks_replace(document_id=document.pk, rows=rows) == 2
 
-    assert all(len(row) == len(CHUNK_COLUMNS) for row in rows)
     stored = list(Chunk.objects.filter(document=document).order_by("ordinal"))
     assert [
         (c.ordinal, c.text, c.heading_path, c.page, c.char_start, c.char_end)
