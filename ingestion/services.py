@@ -145,7 +145,8 @@ class Candidate:
 def ingestion_task_claim(task_id, *, worker_id: str) -> TaskClaim | None:
     """Try to take one task; `None` when another worker (or nobody) may run it."""
     task = (
-        IngestionTask.objects.filter(pk=task_id)
+        IngestionTask.objects.claimable()
+        .filter(pk=task_id)
         .values("document_id", "attempt")
         .first()
     )
@@ -156,34 +157,42 @@ def ingestion_task_claim(task_id, *, worker_id: str) -> TaskClaim | None:
     )
 
 
+# What an earlier run leaves on a task that waits for its next attempt. A task at
+# attempt 0 has none: it never ran, or `release` gave it back reset.
+_EARLIER_RUN_CLEARED = {
+    "stage": TaskStage.DOWNLOAD,
+    "completed": 0,
+    "stage_seconds": {},
+    "error_code": None,
+    "error_detail": None,
+    "finished_at": None,
+}
+
+
 def ingestion_task_claim_candidate(
     candidate: Candidate, *, worker_id: str
 ) -> TaskClaim | None:
     """One conditional UPDATE; the row count decides whether this worker won.
 
-    Filtering on the attempt that was read makes the new attempt known without
-    reading the row back: a task claimed and released meanwhile is simply missed.
+    Candidates are read claimable, and the attempt read with them pins the row:
+    every claim raises it and only a release lowers it again, which leaves the task
+    claimable at once. So a row still at that attempt (and, as the move checks, in a
+    claimable status) is still claimable, and the new attempt is known without
+    reading the row back: a task claimed meanwhile is simply missed.
     """
     now = timezone.now()
     token = uuid.uuid4()
     claimed = transition_tasks(
-        IngestionTask.objects.claimable(now).filter(
-            pk=candidate.task_id, attempt=candidate.attempt
-        ),
+        IngestionTask.objects.filter(pk=candidate.task_id, attempt=candidate.attempt),
         "claim",
         worker_id=worker_id,
         claim_token=token,
         lease_expires_at=now + _lease(),
         attempt=F("attempt") + 1,
         # The run's first progress, written with the claim: download 0/1.
-        stage=TaskStage.DOWNLOAD,
-        completed=0,
         total=1,
-        stage_seconds={},
-        error_code=None,
-        error_detail=None,
         started_at=now,
-        finished_at=None,
+        **({} if candidate.attempt == 0 else _EARLIER_RUN_CLEARED),
     )
     if claimed != 1:
         return None
@@ -417,8 +426,7 @@ def ingestion_task_release(claim: TaskClaim) -> bool:
             _held(claim),
             "release",
             attempt=F("attempt") - 1,
-            stage=TaskStage.DOWNLOAD,
-            completed=0,
+            **_EARLIER_RUN_CLEARED,
             total=0,
             worker_id=None,
             claim_token=None,

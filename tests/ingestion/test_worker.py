@@ -5,6 +5,7 @@ import io
 import pytest
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from documents.models import Document
 from ingestion import services
@@ -25,6 +26,27 @@ LONG_MARKDOWN = (
     + "\n\n## 报销\n\n"
     + "出差期间每天发放餐饮补助一百元，按实际出差天数计算。" * 40
 ).encode()
+
+
+PROGRESS_FIELDS = (
+    "status",
+    "attempt",
+    "stage",
+    "completed",
+    "total",
+    "stage_seconds",
+    "error_code",
+    "error_detail",
+    "worker_id",
+    "claim_token",
+    "lease_expires_at",
+    "started_at",
+    "finished_at",
+)
+
+
+def fresh_progress(task) -> dict:
+    return IngestionTask.objects.values(*PROGRESS_FIELDS).get(pk=task.pk)
 
 
 def markdown_document(knowledge_base, content=LONG_MARKDOWN, **kwargs):
@@ -363,12 +385,63 @@ class TestClaiming:
 
     def test_the_claim_shows_the_first_stage_of_the_run(self, knowledge_base, submit):
         task = submit(markdown_document(knowledge_base))
-        IngestionTask.objects.filter(pk=task.pk).update(stage_seconds={"parse": 9})
 
         services.ingestion_task_claim(task.pk, worker_id="w")
 
         task.refresh_from_db()
         assert (task.stage, task.completed, task.total) == ("download", 0, 1)
+        assert (task.stage_seconds, task.error_code, task.finished_at) == (
+            {},
+            None,
+            None,
+        )
+
+    def test_a_retry_starts_without_the_earlier_runs_progress_and_error(
+        self, knowledge_base, submit
+    ):
+        task = submit(markdown_document(knowledge_base))
+        IngestionTask.objects.filter(pk=task.pk).update(
+            status="retry_wait",
+            attempt=1,
+            stage="index",
+            completed=7,
+            total=9,
+            stage_seconds={"parse": 9},
+            error_code="object_read_error",
+            error_detail="The object store did not answer.",
+            finished_at=timezone.now(),
+        )
+
+        claim = services.ingestion_task_claim(task.pk, worker_id="w")
+
+        task.refresh_from_db()
+        assert claim.attempt == task.attempt == 2
+        assert (task.stage, task.completed, task.total) == ("download", 0, 1)
+        assert task.stage_seconds == {}
+        assert (task.error_code, task.error_detail, task.finished_at) == (None,) * 3
+
+    def test_a_released_task_comes_back_as_if_it_never_ran(
+        self, knowledge_base, submit
+    ):
+        # The claim of attempt 0 clears nothing: the release must leave nothing.
+        task = submit(markdown_document(knowledge_base))
+        pristine = fresh_progress(task)
+        claim = services.ingestion_task_claim(task.pk, worker_id="w")
+        services.ingestion_task_report_progress(
+            claim, stage="parse", completed=1, total=2, stage_seconds={"download": 1.5}
+        )
+
+        assert services.ingestion_task_release(claim)
+
+        assert fresh_progress(task) == pristine
+        services.ingestion_task_claim(task.pk, worker_id="next")
+        task.refresh_from_db()
+        assert (task.attempt, task.stage, task.completed, task.total) == (
+            1,
+            "download",
+            0,
+            1,
+        )
         assert task.stage_seconds == {}
 
     def test_loser_prints_claim_missed(self, knowledge_base, submit, run_worker):
@@ -382,8 +455,6 @@ class TestClaiming:
 
     def test_retry_wait_is_claimable_only_once_available(self, knowledge_base, submit):
         from datetime import timedelta
-
-        from django.utils import timezone
 
         task = submit(markdown_document(knowledge_base))
         IngestionTask.objects.filter(pk=task.pk).update(
