@@ -5,9 +5,12 @@
     redis   BRPOP on OUTBOX_REDIS_KEY; `relay_outbox` pushes task ids there
 
 A wake-up carries no authority: the worker answers it with a normal conditional
-claim, which may find nothing. Every waiter still returns after `poll_interval`,
-so polling stays the fallback and a lost wake-up costs one interval at most; a
-waiter whose connection fails logs it and sleeps instead, reconnecting next time.
+claim, which may find nothing. A worker readies its waiter before its first claim:
+a NOTIFY is only kept for a connection already listening, so one sent between a
+claim that found nothing and a LISTEN issued afterwards would be lost. Every waiter
+still returns after `poll_interval`, so polling stays the fallback and a lost
+wake-up (while the connection is down) costs one interval at most; a waiter whose
+connection fails logs it and sleeps instead, reconnecting next time.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ WAKE_MODES = ("auto", "poll", "notify", "redis")
 class Waiter(Protocol):
     mode: str
 
+    def ready(self) -> None:
+        """Start listening now, so that wake-ups sent from here on are kept."""
+        ...
+
     def wait(self, timeout: float, stop: threading.Event) -> bool:
         """Block until woken (True), `timeout` passed or `stop` set (False)."""
         ...
@@ -41,6 +48,9 @@ class Waiter(Protocol):
 
 class PollWaiter:
     mode = "poll"
+
+    def ready(self) -> None:
+        pass
 
     def wait(self, timeout: float, stop: threading.Event) -> bool:
         stop.wait(timeout)
@@ -59,6 +69,12 @@ class _ConnectedWaiter:
     def __init__(self) -> None:
         self._failing = False
 
+    def ready(self) -> None:
+        try:
+            self._connect()
+        except self.errors as error:
+            self._failed(error)
+
     def wait(self, timeout: float, stop: threading.Event) -> bool:
         deadline = time.monotonic() + timeout
         try:
@@ -66,26 +82,33 @@ class _ConnectedWaiter:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
+                self._connect()
                 woken = self._wait_once(min(SLICE_SECONDS, remaining))
                 self._recovered()
                 if woken:
                     return True
         except self.errors as error:
-            if not self._failing:
-                logger.warning(
-                    "%s wake-ups unavailable, polling instead (%s)",
-                    self.name,
-                    type(error).__name__,
-                )
-            self._failing = True
-            self.close()
+            self._failed(error)
             stop.wait(max(0.0, deadline - time.monotonic()))
         return False
+
+    def _failed(self, error: BaseException) -> None:
+        if not self._failing:
+            logger.warning(
+                "%s wake-ups unavailable, polling instead (%s)",
+                self.name,
+                type(error).__name__,
+            )
+        self._failing = True
+        self.close()
 
     def _recovered(self) -> None:
         if self._failing:
             logger.warning("%s wake-ups available again", self.name)
             self._failing = False
+
+    def _connect(self) -> None:
+        """Connect (and subscribe) unless connected already."""
 
     def _wait_once(self, timeout: float) -> bool:
         raise NotImplementedError
@@ -104,13 +127,15 @@ class PostgresWaiter(_ConnectedWaiter):
         self.errors = (psycopg.Error, OSError)
         self._conn = None
 
-    def _wait_once(self, timeout: float) -> bool:
+    def _connect(self) -> None:
         if self._conn is None:
             import psycopg
 
             params = connection.get_connection_params()
             self._conn = psycopg.connect(**params, autocommit=True)
             self._conn.execute(f"LISTEN {CHANNEL}")
+
+    def _wait_once(self, timeout: float) -> bool:
         return any(True for _ in self._conn.notifies(timeout=timeout, stop_after=1))
 
     def close(self) -> None:

@@ -233,6 +233,8 @@ class Worker:
         # queue (cron, most runs) does not start them at all.
         if self.loop or services.claimable_tasks(1):
             warm_parser()
+        if self.loop:
+            self.waiter.ready()
         while not self.stopping.is_set() and not self._reached_max():
             try:
                 refresh_connections()
