@@ -174,16 +174,16 @@ def ingestion_task_claim_candidate(
 ) -> TaskClaim | None:
     """One conditional UPDATE; the row count decides whether this worker won.
 
-    Candidates are read claimable, and the attempt read with them pins the row:
-    every claim raises it and only a release lowers it again, which leaves the task
-    claimable at once. So a row still at that attempt (and, as the move checks, in a
-    claimable status) is still claimable, and the new attempt is known without
-    reading the row back: a task claimed meanwhile is simply missed.
+    The attempt read with the candidate pins the row (every claim raises it), so
+    the new attempt is known without reading the row back: a task claimed
+    meanwhile is simply missed. The move itself checks the status.
     """
     now = timezone.now()
     token = uuid.uuid4()
     claimed = transition_tasks(
-        IngestionTask.objects.filter(pk=candidate.task_id, attempt=candidate.attempt),
+        IngestionTask.objects.filter(
+            pk=candidate.task_id, attempt=candidate.attempt, available_at__lte=now
+        ),
         "claim",
         worker_id=worker_id,
         claim_token=token,

@@ -403,7 +403,7 @@ class TestClaiming:
         IngestionTask.objects.filter(pk=task.pk).update(
             status="retry_wait",
             attempt=1,
-            stage="index",
+            stage="indexing",
             completed=7,
             total=9,
             stage_seconds={"parse": 9},
@@ -443,6 +443,51 @@ class TestClaiming:
             1,
         )
         assert task.stage_seconds == {}
+
+    def test_a_stale_candidate_takes_only_a_task_still_claimable(
+        self, knowledge_base, submit
+    ):
+        from datetime import timedelta
+
+        task = submit(markdown_document(knowledge_base))
+        [stale] = services.claimable_tasks(1)
+        other = services.ingestion_task_claim_candidate(stale, worker_id="other")
+
+        assert services.ingestion_task_claim_candidate(stale, worker_id="w") is None
+        # Given back unfinished: claimable at once, at the attempt read.
+        services.ingestion_task_release(other)
+        IngestionTask.objects.filter(pk=task.pk).update(
+            available_at=timezone.now() + timedelta(minutes=5)
+        )
+        assert services.ingestion_task_claim_candidate(stale, worker_id="w") is None
+        IngestionTask.objects.filter(pk=task.pk).update(available_at=timezone.now())
+        claim = services.ingestion_task_claim_candidate(stale, worker_id="w")
+        assert claim.attempt == 1
+        assert IngestionTask.objects.get(pk=task.pk).worker_id == "w"
+
+    def test_migration_resets_tasks_released_before_the_release_reset_them(
+        self, knowledge_base, submit
+    ):
+        from importlib import import_module
+
+        from django.apps import apps
+
+        migration = import_module(
+            "ingestion.migrations.0003_released_tasks_start_clean"
+        )
+        released = submit(markdown_document(knowledge_base))
+        retrying = submit(markdown_document(knowledge_base))
+        IngestionTask.objects.filter(pk=released.pk).update(
+            stage_seconds={"parse": 2.5}
+        )
+        IngestionTask.objects.filter(pk=retrying.pk).update(
+            status="retry_wait", attempt=1, stage_seconds={"parse": 2.5}
+        )
+
+        migration.reset_queued_first_attempts(apps, None)
+
+        assert IngestionTask.objects.get(pk=released.pk).stage_seconds == {}
+        assert IngestionTask.objects.get(pk=retrying.pk).stage_seconds == {"parse": 2.5}
 
     def test_loser_prints_claim_missed(self, knowledge_base, submit, run_worker):
         task = submit(markdown_document(knowledge_base))
