@@ -5,12 +5,12 @@
     redis   BRPOP on OUTBOX_REDIS_KEY; `relay_outbox` pushes task ids there
 
 A wake-up carries no authority: the worker answers it with a normal conditional
-claim, which may find nothing. A worker readies its waiter before its first claim:
-a NOTIFY is only kept for a connection already listening, so one sent between a
-claim that found nothing and a LISTEN issued afterwards would be lost. Every waiter
-still returns after `poll_interval`, so polling stays the fallback and a lost
-wake-up (while the connection is down) costs one interval at most; a waiter whose
-connection fails logs it and sleeps instead, reconnecting next time.
+claim, which may find nothing. A NOTIFY is only kept for a connection already
+listening, so a worker readies its waiter before its first claim, and a waiter that
+has to (re)connect while waiting reports a wake-up at once: it cannot know what was
+sent meanwhile. Every waiter still returns after `poll_interval`, so polling stays
+the fallback; a waiter whose connection fails logs it and sleeps instead,
+reconnecting next time.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 CHANNEL = "ingestion_tasks"
 # Waits are cut into slices so a stop request is seen within one slice.
 SLICE_SECONDS = 0.5
+# An unreachable database host must not hold a starting worker (or SIGTERM) for
+# libpq's default two minutes; the waiter then polls and tries again next wait.
+CONNECT_TIMEOUT_SECONDS = 5
 WAKE_MODES = ("auto", "poll", "notify", "redis")
 
 
@@ -82,7 +85,10 @@ class _ConnectedWaiter:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                self._connect()
+                if self._connect():
+                    # (Re)connected just now: what was sent before went unheard.
+                    self._recovered()
+                    return True
                 woken = self._wait_once(min(SLICE_SECONDS, remaining))
                 self._recovered()
                 if woken:
@@ -107,8 +113,9 @@ class _ConnectedWaiter:
             logger.warning("%s wake-ups available again", self.name)
             self._failing = False
 
-    def _connect(self) -> None:
-        """Connect (and subscribe) unless connected already."""
+    def _connect(self) -> bool:
+        """Connect (and subscribe) unless connected already; True if it just did."""
+        return False
 
     def _wait_once(self, timeout: float) -> bool:
         raise NotImplementedError
@@ -127,13 +134,16 @@ class PostgresWaiter(_ConnectedWaiter):
         self.errors = (psycopg.Error, OSError)
         self._conn = None
 
-    def _connect(self) -> None:
-        if self._conn is None:
-            import psycopg
+    def _connect(self) -> bool:
+        if self._conn is not None:
+            return False
+        import psycopg
 
-            params = connection.get_connection_params()
-            self._conn = psycopg.connect(**params, autocommit=True)
-            self._conn.execute(f"LISTEN {CHANNEL}")
+        params = {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
+        params.update(connection.get_connection_params())
+        self._conn = psycopg.connect(**params, autocommit=True)
+        self._conn.execute(f"LISTEN {CHANNEL}")
+        return True
 
     def _wait_once(self, timeout: float) -> bool:
         return any(True for _ in self._conn.notifies(timeout=timeout, stop_after=1))
