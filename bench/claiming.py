@@ -57,7 +57,7 @@ def fill_queue(count: int) -> None:
                 cursor.execute(f"VACUUM ANALYZE {model._meta.db_table}")
 
 
-def drain(database_url: str, mechanism: str, name: str, start, results) -> None:
+def drain(database_url: str, mechanism: str, name: str, ready, start, results) -> None:
     setup_django(database_url, fresh=False)
     from django.db import connection, transaction
     from django.db.models import F
@@ -69,6 +69,8 @@ def drain(database_url: str, mechanism: str, name: str, start, results) -> None:
 
     worker = Worker(worker_id=name, write=lambda line: None)
     done = 0
+    connection.ensure_connection()
+    ready.put(name)
     start.wait()
     while True:
         if mechanism == "conditional-update":
@@ -115,17 +117,20 @@ def drain(database_url: str, mechanism: str, name: str, start, results) -> None:
 def run(database_url: str, mechanism: str, workers: int, tasks: int) -> dict:
     fill_queue(tasks)
     context = multiprocessing.get_context("spawn")
+    ready = context.Queue()
     start = context.Event()
     results = context.Queue()
     processes = [
         context.Process(
-            target=drain, args=(database_url, mechanism, f"w{n}", start, results)
+            target=drain,
+            args=(database_url, mechanism, f"w{n}", ready, start, results),
         )
         for n in range(workers)
     ]
     for process in processes:
         process.start()
-    time.sleep(2.0 + 0.3 * workers)  # let every process import Django and connect
+    for _ in processes:  # every process has imported Django and connected
+        ready.get(timeout=120)
     started = time.perf_counter()
     start.set()
     outcomes = [results.get(timeout=600) for _ in processes]
