@@ -203,6 +203,11 @@ INGESTION_PROGRESS_INTERVAL_SECONDS = env.float(
 # --- Retrieval ---
 # "hashing" (local, no network) or "openai-compatible" (see OPENAI_* below).
 EMBEDDING_PROVIDER = env("EMBEDDING_PROVIDER", default="hashing")
+# The embedders `EMBEDDING_PROVIDER` may name: each a class with `from_settings()`.
+EMBEDDING_PROVIDERS = {
+    "hashing": "retrieval.embeddings.HashingEmbedder",
+    "openai-compatible": "retrieval.openai_embeddings.OpenAICompatibleEmbedder",
+}
 EMBEDDING_DIMENSION = env.int("EMBEDDING_DIMENSION", default=256)
 # hybrid-v1: reciprocal rank fusion (k=60) of the keyword and vector lists with
 # these weights; the rerank adds coverage weight x the chunk's BM25 as a share of
@@ -257,6 +262,11 @@ METRICS_TOKEN = env("METRICS_TOKEN", default="")
 # "extractive" (local, answers with the sources' own sentences) or
 # "openai-compatible" (an LLM server, see OPENAI_* below).
 CHAT_PROVIDER = env("CHAT_PROVIDER", default="extractive")
+# The chat providers `CHAT_PROVIDER` may name: each a class with `from_settings()`.
+CHAT_PROVIDERS = {
+    "extractive": "retrieval.answers.extractive.ExtractiveChat",
+    "openai-compatible": "retrieval.answers.llm.OpenAICompatibleChat",
+}
 # Least score (0-1 keyword coverage, +0.15 for a number) an extractive claim needs.
 CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.6)
 # An OpenAI-compatible server for embeddings and/or chat; never required.

@@ -23,7 +23,8 @@ from django.db import DatabaseError
 
 from documents.models import Document
 from documents.uploads import kind_for_content_type
-from retrieval.embeddings import ProviderUnavailable, get_embedder
+from retrieval.embeddings import get_embedder
+from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
 
 from . import services

@@ -3,7 +3,8 @@
 `HashingEmbedder` needs no network and no model download: features are hashed into a
 fixed number of dimensions (the "hashing trick"). Its quality is that of a bag of words
 and bigrams, enough for lexical similarity and for running the whole pipeline offline;
-a neural provider can replace it behind `get_embedder()`.
+a neural provider can replace it behind `get_embedder()`, which picks one from the
+`EMBEDDING_PROVIDERS` registry by the `EMBEDDING_PROVIDER` setting.
 """
 
 from __future__ import annotations
@@ -18,10 +19,6 @@ from typing import Protocol
 import numpy as np
 
 from retrieval.tokens import cjk_ngrams, term_runs
-
-
-class ProviderUnavailable(Exception):
-    """An embedding or chat provider timed out or could not be reached (transient)."""
 
 
 class Embedder(Protocol):
@@ -78,6 +75,12 @@ class HashingEmbedder:
         # feature -> slot + 1, negated for a negative sign (0 never occurs)
         self._slots: dict[str, int] = {}
 
+    @classmethod
+    def from_settings(cls) -> HashingEmbedder:
+        from django.conf import settings
+
+        return cls(settings.EMBEDDING_DIMENSION)
+
     def __getstate__(self) -> dict:
         # Pickled without its feature cache: sent to parser processes per document.
         return {**self.__dict__, "_slots": {}}
@@ -132,16 +135,22 @@ class HashingEmbedder:
 
 @cache
 def get_embedder() -> Embedder:
-    """The process-wide embedder chosen by settings (hashing unless configured)."""
+    """The process-wide embedder named by `EMBEDDING_PROVIDER` (hashing by default)."""
+    # Parser processes import this module without configuring Django.
     from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+    from django.utils.module_loading import import_string
 
     if not settings.configured:
         return HashingEmbedder()
-    if settings.EMBEDDING_PROVIDER == "openai-compatible":
-        from .providers import OpenAICompatibleEmbedder
-
-        return OpenAICompatibleEmbedder.from_settings()
-    return HashingEmbedder(settings.EMBEDDING_DIMENSION)
+    name = settings.EMBEDDING_PROVIDER
+    path = settings.EMBEDDING_PROVIDERS.get(name)
+    if path is None:
+        raise ImproperlyConfigured(
+            f"EMBEDDING_PROVIDER={name!r} is not one of "
+            f"{', '.join(sorted(settings.EMBEDDING_PROVIDERS))}."
+        )
+    return import_string(path).from_settings()
 
 
 def to_bytes(vector: np.ndarray) -> bytes:

@@ -22,15 +22,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from http import HTTPStatus
 
 import numpy as np
 from django.conf import settings
 
-from config.errors import DomainError, NotFound, ValidationFailed
+from config.errors import NotFound, ValidationFailed
 from documents.selectors import knowledge_base_ids_for
 
-from .embeddings import ProviderUnavailable, get_embedder
+from .embeddings import get_embedder
 from .index import Snapshot, snapshot_cache
 from .models import Chunk
 from .tokens import keyword_tokens, normalized, word_pairs
@@ -40,12 +39,6 @@ DEFAULT_PROFILE = "hybrid-v1"
 RRF_K = 60
 CANDIDATES = 50
 RERANK_DEPTH = 30
-
-
-class ProviderUnavailableError(DomainError):
-    error_code = "provider_unavailable"
-    http_status = HTTPStatus.SERVICE_UNAVAILABLE
-    default_detail = "The embedding or chat provider is unavailable; try again later."
 
 
 @dataclass
@@ -113,12 +106,9 @@ def search(
             f"Unknown profile {profile!r}; use one of {', '.join(PROFILES)}."
         )
     kb_ids = searchable_knowledge_bases(user, knowledge_base_ids)
-    try:
-        return search_snapshots(
-            snapshot_cache.snapshots(kb_ids), question, top_k=top_k, profile=profile
-        )
-    except ProviderUnavailable as error:
-        raise ProviderUnavailableError() from error
+    return search_snapshots(
+        snapshot_cache.snapshots(kb_ids), question, top_k=top_k, profile=profile
+    )
 
 
 def search_snapshots(

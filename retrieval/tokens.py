@@ -78,7 +78,7 @@ def tokenize(text: str) -> list[str]:
 _jieba = None
 
 
-def _segmenter():
+def segmenter():
     """jieba, loaded once per process (its dictionary takes ~0.5 s to load)."""
     global _jieba
     if _jieba is None:
@@ -101,18 +101,18 @@ def keyword_tokens(text: str) -> list[str]:
     where the guess is the same on both sides it is extra evidence, where it
     differs the characters still match.
     """
-    segmenter = _segmenter()
+    jieba = segmenter()
     tokens: list[str] = []
     for is_cjk, term in iter_terms(text):
         if not is_cjk or len(term) == 1:
             tokens.append(term)
             continue
-        words = [w for w in segmenter.lcut_for_search(term, HMM=False) if w.strip()]
+        words = [w for w in jieba.lcut_for_search(term, HMM=False) if w.strip()]
         known = set(words)
         tokens.extend(words)
         tokens.extend(
             word
-            for word in segmenter.lcut(term, HMM=True)
+            for word in jieba.lcut(term, HMM=True)
             if len(word) > 1 and word not in known
         )
     return tokens
@@ -140,7 +140,7 @@ def word_pairs(text: str) -> list[tuple[str, str, str]]:
             spans.append((match.start(), match.end(), value))
             continue
         start = match.start()
-        for word in _segmenter().lcut(match.group(), HMM=False):
+        for word in segmenter().lcut(match.group(), HMM=False):
             spans.append((start, start + len(word), word))
             start += len(word)
     return [

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from retrieval.answers import RefusalReason
+from retrieval.answers.types import RefusalReason
 
 
 class ChatRequestSerializer(serializers.Serializer):

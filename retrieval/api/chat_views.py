@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from config.errors import DomainError
 from config.openapi import error_responses
-from retrieval import answers
+from retrieval.answers import chat as answers
 from retrieval.metrics import CHAT_SECONDS
 
 from .chat_serializers import ChatRequestSerializer, ChatResponseSerializer

@@ -23,7 +23,7 @@ from ingestion import services
 from ingestion.models import IngestionTask, OutboxEvent
 from ingestion.pipeline import IngestionPipeline
 from ingestion.worker import Worker
-from retrieval.embeddings import ProviderUnavailable
+from retrieval.errors import ProviderUnavailable
 from retrieval.models import Chunk
 from tests.factories import DocumentFactory
 from tests.ingestion.hostile import slow_pdf

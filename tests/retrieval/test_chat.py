@@ -8,8 +8,9 @@ import pytest
 
 from documents import services as document_services
 from documents.models import Document, Role
-from retrieval.answers import Claim, Source, check_claims, numbers_in
-from retrieval.questions import split_question
+from retrieval.answers.checker import check_claims, numbers_in
+from retrieval.answers.questions import split_question
+from retrieval.answers.types import Claim, Source
 from tests.factories import UserFactory
 from tests.retrieval.chat_samples import HANDBOOK, TABLE, TRAVEL, leave
 

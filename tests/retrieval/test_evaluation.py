@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from documents.models import Document, KnowledgeBase
 from ingestion.models import IngestionTask, OutboxEvent
-from retrieval.evaluation import COLUMNS
+from retrieval.evaluation.search_quality import COLUMNS
 from retrieval.models import Chunk
 
 pytestmark = pytest.mark.django_db

@@ -12,13 +12,12 @@ from django.core.exceptions import ImproperlyConfigured
 from ingestion import services as ingestion_services
 from ingestion.models import IngestionTask
 from ingestion.worker import Worker
-from retrieval.embeddings import ProviderUnavailable, get_embedder
+from retrieval.answers.llm import parse_claims
+from retrieval.embeddings import get_embedder
+from retrieval.errors import ProviderUnavailable
 from retrieval.models import Chunk
-from retrieval.providers import (
-    OpenAICompatibleClient,
-    OpenAICompatibleEmbedder,
-    parse_claims,
-)
+from retrieval.openai_client import OpenAICompatibleClient
+from retrieval.openai_embeddings import OpenAICompatibleEmbedder
 from tests.factories import DocumentFactory
 from tests.retrieval.chat_samples import TRAVEL, leave
 from tests.retrieval.stub_provider import sources_in

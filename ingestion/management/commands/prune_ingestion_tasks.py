@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand
 
-from ingestion.management.commands.run_ingestion_worker import positive_float
+from config.arguments import positive_float
 from ingestion.services import ingestion_history_prune
 
 

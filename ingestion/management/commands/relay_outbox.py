@@ -3,10 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from ingestion.management.commands.run_ingestion_worker import (
-    positive_float,
-    positive_int,
-)
+from config.arguments import positive_float, positive_int
 from ingestion.outbox import Relay
 
 

@@ -7,23 +7,10 @@ import uuid
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from config.arguments import positive_float, positive_int
 from ingestion.models import IngestionTask
 from ingestion.wakeups import WAKE_MODES, make_waiter
 from ingestion.worker import Worker
-
-
-def positive_float(value: str) -> float:
-    number = float(value)
-    if number <= 0:
-        raise ValueError(value)
-    return number
-
-
-def positive_int(value: str) -> int:
-    number = int(value)
-    if number <= 0:
-        raise ValueError(value)
-    return number
 
 
 class Command(BaseCommand):

@@ -5,21 +5,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from retrieval.evaluation import (
-    FORMATS,
-    DatasetError,
-    EvaluationError,
-    Evaluator,
-    load_dataset,
-)
+from config.arguments import positive_int
+from retrieval.evaluation.datasets import FORMATS, DatasetError, load_dataset
+from retrieval.evaluation.scratch import EvaluationError
+from retrieval.evaluation.search_quality import Evaluator
 from retrieval.search import PROFILES
-
-
-def positive_int(value: str) -> int:
-    number = int(value)
-    if number <= 0:
-        raise ValueError(value)
-    return number
 
 
 class Command(BaseCommand):

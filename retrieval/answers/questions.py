@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from .tokens import _segmenter
+from ..tokens import segmenter
 
 _ZH_SPLIT = re.compile(r"以及|或者|、|和|与|跟|及|或")
 _ZH_DIFFERENCE = re.compile(
@@ -87,7 +87,7 @@ def _zh_parts(head: str, predicate: str) -> list[str] | None:
         # No "的" at all: assume parallel subjects and take as many words of the
         # last one as the first has characters ("其他城市住宿标准" -> "其他城市").
         taken = ""
-        for word in _segmenter().lcut(last):
+        for word in segmenter().lcut(last):
             if len(taken) >= len(subjects[0]):
                 break
             taken += word

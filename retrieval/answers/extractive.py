@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from .answers import Claim, RefusalReason, Section, Source
-from .tokens import iter_terms, keyword_tokens
+from ..tokens import iter_terms, keyword_tokens
+from .types import Claim, RefusalReason, Section, Source
 
 MAX_CLAIMS = 3
 # A runner-up is cited only when it scores almost as well as the best unit.

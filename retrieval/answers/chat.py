@@ -1,12 +1,11 @@
-"""Answers over published knowledge: retrieve, draft claims, check every claim, cite.
+"""`chat_answer()`: one question (or its parts) answered from published passages.
 
-`chat_answer()`:
 1. splits comparison and multi-part questions into parts (at most 3 are searched);
 2. searches each part (hybrid-v1) over the caller's knowledge bases only, and
    numbers the passages found as sources S1..Sn;
 3. asks the chat provider (extractive by default) for claims citing those ids;
-4. `check_claims()` drops a claim that cites nothing, cites an id this answer does
-   not hold, or states a number that no cited source contains;
+4. `checker.check_claims()` drops a claim that cites nothing, cites an id this
+   answer does not hold, or states a number that no cited source contains;
 5. joins the surviving claims into the answer, returns only the cited sources
    (renumbered in order of first citation) and names each part left unanswered.
 
@@ -19,23 +18,18 @@ from __future__ import annotations
 
 import logging
 import re
-import unicodedata
-import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
-from enum import StrEnum
-from typing import Protocol
-
-from django.conf import settings
 
 from config.errors import ValidationFailed
 
-from . import search
-from .embeddings import ProviderUnavailable
-from .models import Chunk
+from .. import search
+from ..errors import ProviderUnavailable
+from ..models import Chunk
+from .checker import check_claims
+from .providers import get_chat_provider
 from .questions import split_question
-from .search import ProviderUnavailableError
+from .types import Answer, ChatProvider, Claim, RefusalReason, Section, Source
 
 logger = logging.getLogger(__name__)
 
@@ -47,86 +41,8 @@ SOURCE_CHARS = 2400
 EXCERPT_CHARS = 500
 
 
-class RefusalReason(StrEnum):
-    NO_EVIDENCE = "no_evidence"
-    """Search found no published passage for the question."""
-    INSUFFICIENT_EVIDENCE = "insufficient_evidence"
-    """Passages were found, but none answers the question well enough to cite."""
-    UNSUPPORTED_CLAIM = "unsupported_claim"
-    """The provider's claims were all dropped by the claim checker."""
-
-
 # When parts fail for different reasons, the refusal names the furthest one got.
 _REASON_ORDER = list(RefusalReason)
-
-
-@dataclass(frozen=True)
-class Section:
-    """One chunk of a source, with the heading path and page it comes from."""
-
-    text: str
-    heading_path: list[str]
-    page: int | None
-
-
-@dataclass
-class Source:
-    id: str
-    document_id: uuid.UUID
-    document_version: int
-    knowledge_base_id: str
-    filename: str
-    heading_path: list[str]
-    page: int | None
-    text: str
-    excerpt: str = ""
-    sections: list[Section] = field(default_factory=list, repr=False)
-
-
-@dataclass
-class Claim:
-    text: str
-    source_ids: list[str]
-    # The verbatim source text the claim rests on, when the provider knows it.
-    quote: str | None = None
-
-
-@dataclass
-class Answer:
-    question: str
-    answer: str
-    refused: bool
-    refusal_reason: RefusalReason | None
-    claims: list[Claim]
-    sources: list[Source]
-    partial: bool
-    missing_information: list[str]
-    provider: str
-    profile: str = PROFILE
-
-
-class ChatProvider(Protocol):
-    name: str
-
-    def draft(
-        self, question: str, sources: Sequence[Source], *, siblings: Sequence[str] = ()
-    ) -> tuple[list[Claim], RefusalReason | None]:
-        """Claims citing `sources` by id; with none, the reason why.
-
-        `siblings` are the other parts of a split question: evidence for this part
-        must be about this part, not about them.
-        """
-        ...
-
-
-def get_chat_provider() -> ChatProvider:
-    if settings.CHAT_PROVIDER == "openai-compatible":
-        from .providers import OpenAICompatibleChat
-
-        return OpenAICompatibleChat.from_settings()
-    from .extractive import ExtractiveChat
-
-    return ExtractiveChat.from_settings()
 
 
 @dataclass
@@ -187,7 +103,7 @@ def chat_answer(
             parts.append(part)
     except ProviderUnavailable as error:
         logger.warning("chat provider %s unavailable: %s", provider.name, error)
-        raise ProviderUnavailableError() from error
+        raise
     # Parts beyond the retrieval budget are reported, never silently dropped.
     parts.extend(
         _Part(extra, reason=RefusalReason.NO_EVIDENCE)
@@ -226,39 +142,6 @@ class _SourceRegistry:
                 sections=[chunks[pk] for pk in passage.chunk_ids if pk in chunks],
             )
         return self._by_chunks[key]
-
-
-# --- The claim checker --------------------------------------------------------------
-
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
-
-
-def numbers_in(text: str) -> set[str]:
-    """Numbers written with digits, normalised: "1,000" and "１０００.0" are "1000"."""
-    found = set()
-    for match in _NUMBER.finditer(unicodedata.normalize("NFKC", text)):
-        try:
-            value = Decimal(match.group().replace(",", ""))
-        except InvalidOperation:  # pragma: no cover - the pattern only matches digits
-            continue
-        found.add(format(value.normalize(), "f"))
-    return found
-
-
-def check_claims(claims: Sequence[Claim], sources: Sequence[Source]) -> list[Claim]:
-    """The claims that cite only known sources and whose numbers those sources hold."""
-    by_id = {source.id: source for source in sources}
-    kept = []
-    for claim in claims:
-        ids = list(dict.fromkeys(source_id.strip() for source_id in claim.source_ids))
-        text = claim.text.strip()
-        if not text or not ids or any(source_id not in by_id for source_id in ids):
-            continue
-        cited_numbers = set().union(*(numbers_in(by_id[i].text) for i in ids))
-        if not numbers_in(text) <= cited_numbers:
-            continue
-        kept.append(replace(claim, text=text, source_ids=ids))
-    return kept
 
 
 # --- Putting the answer together ----------------------------------------------------
@@ -309,6 +192,7 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
             partial=False,
             missing_information=missing,
             provider=provider,
+            profile=PROFILE,
         )
 
     # Only cited sources are returned, renumbered in order of first citation.
@@ -357,10 +241,11 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
         partial=bool(missing),
         missing_information=missing,
         provider=provider,
+        profile=PROFILE,
     )
 
 
-def _merge_duplicates(claims) -> list[Claim]:
+def _merge_duplicates(claims: Iterable[Claim]) -> list[Claim]:
     """One claim per text (two parts may rest on one sentence), ids merged."""
     merged: dict[str, Claim] = {}
     for claim in claims:

@@ -1,0 +1,26 @@
+"""The one error of retrieval that callers map: a provider that is down."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+
+from config.errors import DomainError
+
+
+class ProviderUnavailable(DomainError):
+    """An embedding or chat provider timed out, could not be reached, or answered
+    something unusable. Transient: `503` on the API, a retried task in ingestion.
+
+    `detail` (what users see) stays generic; `reason` says what happened, for logs.
+    """
+
+    error_code = "provider_unavailable"
+    http_status = HTTPStatus.SERVICE_UNAVAILABLE
+    default_detail = "The embedding or chat provider is unavailable; try again later."
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__()
+        self.reason = reason or self.default_detail
+
+    def __str__(self) -> str:
+        return self.reason

@@ -1,0 +1,176 @@
+"""SQuAD-style and TAT-QA data sets as passages and questions with gold answers.
+
+SQuAD-style JSON (`data -> paragraphs -> context, qas`; CMRC 2018 uses it): one
+passage per paragraph, grouped by article. TAT-QA (a list of items with a table,
+paragraphs and questions): one passage per item, the table as Markdown rows, then
+the paragraphs; each item is its own group.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+FORMATS = ("squad", "tatqa")
+
+
+class DatasetError(ValueError):
+    """The file is not a data set this module can read."""
+
+
+@dataclass(frozen=True)
+class EvalPassage:
+    key: str
+    text: str  # what the baseline indexes
+    filename: str
+    content: str  # what is uploaded (Markdown keeps a table's rows apart)
+    group: int = 0  # the article (SQuAD) or item (TAT-QA) it belongs to
+
+
+@dataclass(frozen=True)
+class EvalQuestion:
+    text: str
+    passage_key: str
+    # Gold answers: alternatives (SQuAD), or the spans that make one answer together
+    # (TAT-QA multi-span); a number for TAT-QA arithmetic and count questions.
+    answers: tuple[str, ...] = ()
+    answer_type: str = "span"  # TAT-QA: span, multi-span, arithmetic, count
+    scale: str = ""  # TAT-QA: "", thousand, million, billion, percent
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    format: str
+    passages: tuple[EvalPassage, ...]
+    questions: tuple[EvalQuestion, ...]
+
+    def limited(self, limit: int | None) -> Dataset:
+        """The first `limit` questions; every passage stays, as distractors."""
+        if limit is None:
+            return self
+        return replace(self, questions=self.questions[:limit])
+
+
+def load_dataset(path: Path, data_format: str = "auto") -> Dataset:
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DatasetError(f"Cannot read {path}: {error}") from error
+    if data_format == "auto":
+        data_format = detect_format(raw)
+    loader = {"squad": squad_dataset, "tatqa": tatqa_dataset}.get(data_format)
+    if loader is None:
+        raise DatasetError(f"Unknown format {data_format!r}.")
+    try:
+        passages, questions = loader(raw)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise DatasetError(f"{path} is not a {data_format} data set.") from error
+    if not passages or not questions:
+        raise DatasetError(f"{path} holds no passages with questions.")
+    if len({passage.key for passage in passages}) != len(passages):
+        raise DatasetError(f"{path} names two passages the same.")
+    return Dataset(Path(path).name, data_format, tuple(passages), tuple(questions))
+
+
+def detect_format(raw: object) -> str:
+    if isinstance(raw, dict) and isinstance(raw.get("data"), list):
+        return "squad"
+    if (
+        isinstance(raw, list)
+        and raw
+        and isinstance(raw[0], dict)
+        and {"table", "paragraphs", "questions"} <= raw[0].keys()
+    ):
+        return "tatqa"
+    raise DatasetError("Neither SQuAD-style nor TAT-QA; pass --format.")
+
+
+def squad_dataset(raw: dict) -> tuple[list[EvalPassage], list[EvalQuestion]]:
+    passages: list[EvalPassage] = []
+    questions: list[EvalQuestion] = []
+    for article_index, article in enumerate(raw["data"]):
+        for index, paragraph in enumerate(article["paragraphs"]):
+            text = paragraph["context"].strip()
+            if not text:
+                continue
+            key = str(paragraph.get("id") or f"{article_index}-{index}")
+            passages.append(
+                EvalPassage(key, text, f"{key}.txt", text, group=article_index)
+            )
+            questions.extend(
+                EvalQuestion(
+                    qa["question"].strip(),
+                    key,
+                    answers=tuple(
+                        dict.fromkeys(
+                            answer["text"].strip()
+                            for answer in qa.get("answers", [])
+                            if answer["text"].strip()
+                        )
+                    ),
+                )
+                for qa in paragraph["qas"]
+                if qa["question"].strip() and not qa.get("is_impossible")
+            )
+    return passages, questions
+
+
+def tatqa_dataset(raw: list) -> tuple[list[EvalPassage], list[EvalQuestion]]:
+    passages: list[EvalPassage] = []
+    questions: list[EvalQuestion] = []
+    for item_index, item in enumerate(raw):
+        key = str(item["table"]["uid"])
+        rows = [
+            [" ".join(str(cell).split()) for cell in row]
+            for row in item["table"]["table"]
+        ]
+        rows = [row for row in rows if any(row)]
+        paragraphs = [
+            " ".join(p["text"].split())
+            for p in sorted(item["paragraphs"], key=lambda p: int(p["order"]))
+        ]
+        paragraphs = [p for p in paragraphs if p]
+        plain = "\n".join(" | ".join(cell for cell in row if cell) for row in rows)
+        text = "\n\n".join(part for part in (plain, *paragraphs) if part)
+        if not text:
+            continue
+        passages.append(
+            EvalPassage(
+                key, text, f"{key}.md", _markdown(rows, paragraphs), group=item_index
+            )
+        )
+        questions.extend(
+            EvalQuestion(
+                q["question"].strip(),
+                key,
+                answers=_tatqa_answers(q.get("answer", [])),
+                answer_type=str(q.get("answer_type") or "span"),
+                scale=str(q.get("scale") or ""),
+            )
+            for q in sorted(item["questions"], key=lambda q: int(q["order"]))
+            if q["question"].strip()
+        )
+    return passages, questions
+
+
+def _tatqa_answers(answer: object) -> tuple[str, ...]:
+    if isinstance(answer, list):
+        return tuple(str(part).strip() for part in answer if str(part).strip())
+    if isinstance(answer, float) and answer.is_integer():
+        answer = int(answer)
+    return (str(answer).strip(),) if str(answer).strip() else ()
+
+
+def _markdown(rows: list[list[str]], paragraphs: list[str]) -> str:
+    parts = []
+    if rows:
+        width = max(len(row) for row in rows)
+        lines = [
+            "| " + " | ".join(cell.replace("|", r"\|") for cell in row) + " |"
+            for row in rows
+        ]
+        lines.insert(1, "|" + " --- |" * width)
+        parts.append("\n".join(lines))
+    return "\n\n".join([*parts, *paragraphs]) + "\n"
