@@ -1,0 +1,231 @@
+"""`evaluate_answers` on tiny data sets, through the real ingestion path."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from documents.models import Document, KnowledgeBase
+from retrieval.evaluation.answer_quality import COLUMNS
+from retrieval.evaluation.matching import answer_hit, holds
+from retrieval.models import Chunk
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _scratch_media(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+
+
+def article(title: str, context: str, *qas: tuple[str, str]) -> dict:
+    return {
+        "title": title,
+        "paragraphs": [
+            {
+                "id": title,
+                "context": context,
+                "qas": [
+                    {"id": f"{title}-{i}", "question": q, "answers": [{"text": a}]}
+                    for i, (q, a) in enumerate(qas)
+                ],
+            }
+        ],
+    }
+
+
+SQUAD = {
+    "version": "v1.0",
+    "data": [
+        # Published (the first, third, ... article).
+        article(
+            "长城",
+            "长城是中国古代的军事防御工程。长城东起山海关，西至嘉峪关。",
+            ("长城东起哪里？", "山海关"),
+        ),
+        # Held out: its question must be refused.
+        article(
+            "鼓浪屿",
+            "鼓浪屿是厦门的一个岛屿，岛上有钢琴博物馆。",
+            ("鼓浪屿上有什么博物馆？", "钢琴博物馆"),
+        ),
+        article(
+            "Leave",
+            "Every employee receives 25 days of paid annual leave per year.",
+            ("How many days of annual leave do employees receive?", "25 days"),
+        ),
+    ],
+}
+
+TATQA = [
+    {
+        "table": {
+            "uid": "t-sales",
+            "table": [
+                ["", "2019", "2018"],
+                ["Fixed price sales", "$ 1,452.4", "$ 1,146.2"],
+                ["Total sales", "$1,496.5", "$1,202.9"],
+            ],
+        },
+        "paragraphs": [
+            {
+                "uid": "p1",
+                "order": 1,
+                "text": "Substantially all of our contracts are fixed-price contracts.",
+            }
+        ],
+        "questions": [
+            {
+                "uid": "q1",
+                "order": 1,
+                "question": "What was the amount of total sales in 2019?",
+                "answer": ["$1,496.5"],
+                "answer_type": "span",
+                "scale": "million",
+            },
+        ],
+    },
+    {
+        "table": {
+            "uid": "t-staff",
+            "table": [["", "2019", "2018"], ["Headcount of engineers", "812", "745"]],
+        },
+        "paragraphs": [],
+        "questions": [
+            {
+                "uid": "q2",
+                "order": 1,
+                "question": "What was the change in the headcount of engineers "
+                "from 2018 to 2019?",
+                "answer": 67,
+                "answer_type": "arithmetic",
+                "scale": "",
+            }
+        ],
+    },
+]
+
+
+def evaluate(tmp_path, data, *args: str) -> str:
+    path = tmp_path / "dataset.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    out = io.StringIO()
+    call_command(
+        "evaluate_answers",
+        "--dataset",
+        str(path),
+        *args,
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    return out.getvalue()
+
+
+def test_half_published_answerable_answered_unanswerable_refused(tmp_path):
+    details = tmp_path / "details.jsonl"
+
+    report = json.loads(evaluate(tmp_path, SQUAD, "--json", "--details", str(details)))
+
+    assert report["provider"] == "extractive"
+    assert (report["passages_published"], report["passages_held_out"]) == (2, 1)
+    (row,) = report["rows"]
+    assert tuple(row) == COLUMNS
+    assert row["slice"] == "all"
+    assert (row["answerable"], row["unanswerable"]) == (2, 1)
+    assert row["answer-hit"] == 1.0
+    assert row["wrong"] == 0.0
+    assert row["refused-answerable"] == 0.0
+    assert row["refused-unanswerable"] == 1.0
+    assert row["max claims"] <= 3
+    assert 0 < row["median chars"] <= 80
+    assert 0 <= row["p50 ms"] <= row["p95 ms"]
+    lines = [json.loads(line) for line in details.read_text().splitlines()]
+    by_question = {line["question"]: line for line in lines}
+    assert by_question["长城东起哪里？"]["hit"] is True
+    assert "山海关" in by_question["长城东起哪里？"]["answer"]
+    held_out = by_question["鼓浪屿上有什么博物馆？"]
+    assert (held_out["answerable"], held_out["refused"]) == (False, True)
+
+
+def test_tatqa_rows_per_answer_type_and_scratch_removed(tmp_path):
+    output = evaluate(tmp_path, TATQA)
+
+    header, *lines = output.strip().splitlines()[1:]
+    assert header.split()[:3] == ["slice", "answerable", "answer-hit"]
+    assert [line.split()[0] for line in lines] == [
+        "all",
+        "span",
+        "multi-span",
+        "arithmetic",
+        "count",
+    ]
+    assert not KnowledgeBase.objects.filter(id__startswith="eval-").exists()
+    assert not Document.objects.exists()
+    assert not Chunk.objects.exists()
+
+
+def test_keep_leaves_the_published_half(tmp_path):
+    evaluate(tmp_path, SQUAD, "--keep")
+
+    kept = KnowledgeBase.objects.get(id__startswith="eval-")
+    assert sorted(kept.documents.values_list("filename", flat=True)) == [
+        "Leave.txt",
+        "长城.txt",
+    ]
+    assert set(kept.documents.values_list("status", flat=True)) == {"published"}
+
+
+def test_an_unknown_provider_is_a_usage_error(tmp_path):
+    with pytest.raises(CommandError, match="extractive, openai-compatible"):
+        evaluate(tmp_path, SQUAD, "--provider", "oracle")
+
+
+def test_another_provider_is_measured_through_the_same_path(
+    tmp_path, use_stub, settings
+):
+    stub = use_stub(chat=False)
+    stub.chat_reply = lambda body: json.dumps({"claims": []})
+
+    report = json.loads(
+        evaluate(tmp_path, SQUAD, "--json", "--provider", "openai-compatible")
+    )
+
+    assert report["provider"] == "openai-compatible"
+    assert settings.CHAT_PROVIDER == "extractive"
+    (row,) = report["rows"]
+    # A provider that never claims anything refuses everything.
+    assert row["refused-answerable"] == 1.0
+    assert row["refused-unanswerable"] == 1.0
+    assert any(path == "/v1/chat/completions" for path, _, _ in stub.requests)
+
+
+class TestMatching:
+    @pytest.mark.parametrize(
+        ("text", "gold", "expected"),
+        [
+            ("Total sales, 2019: $1,496.5", "$1,496.5", True),
+            ("ＦＵＬＬ  width ＴＥＸＴ", "full width text", True),
+            ("光荣和ω-force开发", "光荣和ω-Force", True),
+            # A number is matched whole, never inside a longer one.
+            ("Revenue: $1,250", "12", False),
+            ("x 1150 y", "150", False),
+            # Computed numbers count at the gold answer's precision.
+            ("44.1 − 56.7 = -12.60", "-12.6", True),
+            ("(44.1 − 56.7) / 56.7 = -22.22%", "-22.22", True),
+            ("= 25.1005", "25.1", True),
+            ("= 25.16", "25.1", False),
+            ("= 12.6", "-12.6", False),
+            ("", "anything", False),
+        ],
+    )
+    def test_holds(self, text, gold, expected):
+        assert holds(text, gold) is expected
+
+    def test_alternatives_and_all_spans(self):
+        assert answer_hit("A and B", ["A", "C"], all_of=False)
+        assert not answer_hit("A and B", ["A", "C"], all_of=True)
+        assert answer_hit("A and B", ["A", "B"], all_of=True)
+        assert not answer_hit("A", [], all_of=False)
