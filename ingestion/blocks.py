@@ -25,6 +25,13 @@ CJK_CLASS = (
     "\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
 )
 _MAX_REASON = 200
+CELL_SEPARATOR = " | "
+
+
+def table_row_text(cells: list[str]) -> str:
+    """A table row as one line: cells joined by " | ", empty cells kept so that each
+    value stays under its header cell; "" for a row without any text."""
+    return CELL_SEPARATOR.join(cells) if any(cells) else ""
 
 
 @dataclass(frozen=True)

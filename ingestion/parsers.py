@@ -57,6 +57,7 @@ from .blocks import (
     ParseError,
     ParseLimits,
     TooManyPages,
+    table_row_text,
 )
 
 if TYPE_CHECKING:
@@ -620,6 +621,7 @@ _W_SDT, _W_SDT_CONTENT, _W_CUSTOM_XML = (
     qn("w:customXml"),
 )
 _W_PPR, _W_RPR, _W_VANISH = qn("w:pPr"), qn("w:rPr"), qn("w:vanish")
+_W_TCPR, _W_GRID_SPAN = qn("w:tcPr"), qn("w:gridSpan")
 _W_PSTYLE, _W_OUTLINE, _W_NUMPR = qn("w:pStyle"), qn("w:outlineLvl"), qn("w:numPr")
 _W_VAL = qn("w:val")
 _W_DOCUMENT, _W_BODY = qn("w:document"), qn("w:body")
@@ -803,12 +805,18 @@ def _docx_children(parent: _Element, wanted: frozenset[str]) -> Iterator[_Elemen
 def _docx_row_text(row: _Element) -> str:
     cells: list[str] = []
     for cell in _docx_children(row, frozenset({_W_TC})):
-        text = " ".join(_docx_text(cell).split())
-        # A merged cell is one w:tc (gridSpan) or an empty continuation (vMerge), so
-        # skipping empty cells is enough; equal neighbours are real repeated values.
-        if text:
-            cells.append(text)
-    return " | ".join(cells)
+        cells.append(" ".join(_docx_text(cell).split()))
+        # A cell merged across columns (gridSpan) keeps the columns after it, so
+        # every row has its values under the same header cells.
+        cells.extend([""] * (_docx_grid_span(cell) - 1))
+    return table_row_text(cells)
+
+
+def _docx_grid_span(cell: _Element) -> int:
+    properties = cell.find(_W_TCPR)
+    span = properties.find(_W_GRID_SPAN) if properties is not None else None
+    value = _int_or_none(span.get(_W_VAL)) if span is not None else None
+    return max(1, min(value or 1, 64))
 
 
 def check_docx_archive(data: bytes, limits: ParseLimits) -> None:
@@ -1148,7 +1156,7 @@ def _md_table_cells(line: str) -> list[str]:
     if line.endswith("|") and not line.endswith("\\|"):
         line = line[:-1]
     cells = re.split(r"(?<!\\)\|", line)
-    return [c for c in (_strip_markdown_inline(cell).strip() for cell in cells) if c]
+    return [_strip_markdown_inline(cell).strip() for cell in cells]
 
 
 class _MarkdownReader:
@@ -1242,14 +1250,14 @@ class _MarkdownReader:
 
     def _read_table(self, lines: list[str], index: int) -> int:
         self.flush()
-        header = _md_table_cells(lines[index])
+        header = table_row_text(_md_table_cells(lines[index]))
         if header:
-            self.emit(" | ".join(header), TABLE_ROW)
+            self.emit(header, TABLE_ROW)
         index += 2
         while index < len(lines) and lines[index].strip() and "|" in lines[index]:
-            cells = _md_table_cells(lines[index])
-            if cells:
-                self.emit(" | ".join(cells), TABLE_ROW)
+            row = table_row_text(_md_table_cells(lines[index]))
+            if row:
+                self.emit(row, TABLE_ROW)
             index += 1
         return index
 
@@ -1466,16 +1474,15 @@ class _HTMLTextExtractor(HTMLParser):
     def _end_cell(self) -> None:
         table = self._tables[-1]
         if table.cell is not None and table.row is not None:
-            text = _join_lines(["".join(table.cell)])
-            if text:
-                table.row.append(text)
+            table.row.append(_join_lines(["".join(table.cell)]))
         table.cell = None
 
     def _end_row(self) -> None:
         self._end_cell()
         table = self._tables[-1]
-        if table.row:
-            self._emit(" | ".join(table.row), TABLE_ROW)
+        text = table_row_text(table.row or [])
+        if text:
+            self._emit(text, TABLE_ROW)
         table.row = None
 
     def _end_table(self) -> None:

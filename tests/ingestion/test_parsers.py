@@ -323,7 +323,8 @@ def test_docx_headings_tables_and_order(tmp_path: Path) -> None:
         (HEADING, "Handbook", ("Handbook",)),
         (HEADING, "Leave", ("Handbook", "Leave")),
         (PARAGRAPH, "Every employee receives 25 days.", ("Handbook", "Leave")),
-        (TABLE_ROW, "Days by year | Notes", ("Handbook", "Leave")),
+        # The merged cell keeps the column it spans: values stay under headers.
+        (TABLE_ROW, "Days by year |  | Notes", ("Handbook", "Leave")),
         (TABLE_ROW, "2024 | 25 | 25", ("Handbook", "Leave")),
         (HEADING, "Carry-over", ("Handbook", "Leave", "Carry-over")),
         (LIST_ITEM, "Up to five days carry over.", ("Handbook", "Leave", "Carry-over")),
@@ -801,3 +802,40 @@ def test_text_paragraphs() -> None:
         "Second.",
         "第一第二",
     ]
+
+
+class TestEmptyTableCells:
+    """Empty cells are kept, so that every value stays under its header cell."""
+
+    def test_markdown(self) -> None:
+        blocks = parse_markdown(
+            b"|  | 2019 | 2018 |\n|---|---|---|\n| Other | 44.1 |  |\n|  |  |  |\n"
+        )
+        assert [(b.kind, b.text) for b in blocks] == [
+            (TABLE_ROW, " | 2019 | 2018"),
+            (TABLE_ROW, "Other | 44.1 | "),
+        ]
+
+    def test_html(self) -> None:
+        blocks = parse_html(
+            b"<table><tr><th></th><th>2019</th></tr>"
+            b"<tr><td>Other</td><td>44.1</td></tr><tr><td></td><td> </td></tr></table>"
+        )
+        assert [(b.kind, b.text) for b in blocks] == [
+            (TABLE_ROW, " | 2019"),
+            (TABLE_ROW, "Other | 44.1"),
+        ]
+
+    def test_docx_cell_spanning_columns(self, tmp_path: Path) -> None:
+        document = docx.Document()
+        table = document.add_table(rows=2, cols=3)
+        table.cell(0, 1).merge(table.cell(0, 2)).text = "Years"
+        for column, value in enumerate(["Other", "44.1", ""]):
+            table.cell(1, column).text = value
+
+        blocks = parse_docx(save(document, tmp_path))
+
+        assert [(b.kind, b.text) for b in blocks] == [
+            (TABLE_ROW, " | Years | "),
+            (TABLE_ROW, "Other | 44.1 | "),
+        ]
