@@ -43,7 +43,11 @@ class Source:
 
 
 class Operation(StrEnum):
-    """What a calculation does with its operands, in their order."""
+    """What a calculation does with its operands, in their order.
+
+    change, percentage_change, difference, ratio and percentage take exactly two
+    operands; sum and average two or more; count one or more.
+    """
 
     CHANGE = "change"
     """The last operand minus the first (from the earlier value to the later)."""
@@ -52,7 +56,9 @@ class Operation(StrEnum):
     DIFFERENCE = "difference"
     """The first operand minus the second."""
     SUM = "sum"
+    """The operands added up."""
     AVERAGE = "average"
+    """Their sum divided by how many there are."""
     RATIO = "ratio"
     """The first operand divided by the second."""
     PERCENTAGE = "percentage"
@@ -68,11 +74,13 @@ class Operand:
     value: Decimal
     source_id: str
     label: str  # what the number is: "Net revenue, 2019"
-    text: str  # the number as the source writes it: "1,250"
+    text: str  # the number as the source writes it: "1,250", "(3,990)"
 
 
 @dataclass(frozen=True)
 class Calculation:
+    """How a claim's number was computed; `calculator.holds()` recomputes it."""
+
     operation: Operation
     operands: tuple[Operand, ...]
     result: Decimal
