@@ -161,7 +161,11 @@ class TestChat:
         assert body["refused"] is False
         # The 700 claim (not in the source) and the S7 claim (no such source) are gone.
         assert body["claims"] == [
-            {"text": "一线城市每晚不超过 600 元。", "source_ids": ["S1"]}
+            {
+                "text": "一线城市每晚不超过 600 元。",
+                "source_ids": ["S1"],
+                "calculation": None,
+            }
         ]
         assert body["answer"] == "一线城市每晚不超过 600 元。[S1]"
         assert [source["filename"] for source in body["sources"]] == ["差旅.md"]
