@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol
@@ -85,6 +85,19 @@ class Calculation:
     operands: tuple[Operand, ...]
     result: Decimal
     decimals: int  # the result is rounded half away from zero to this many places
+
+    def renumbered(self, new_ids: Mapping[str, str]) -> Calculation:
+        """The same calculation with its operands' source ids renamed, for an
+        answer that renumbers its sources (the claim's ids and these must agree)."""
+        return replace(
+            self,
+            operands=tuple(
+                replace(
+                    operand, source_id=new_ids.get(operand.source_id, operand.source_id)
+                )
+                for operand in self.operands
+            ),
+        )
 
 
 @dataclass

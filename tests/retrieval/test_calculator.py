@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -292,3 +293,12 @@ class TestDescribe:
         )
         with pytest.raises(CalculationError):
             describe(calculation)
+
+
+def test_renumbered_renames_the_operands_sources():
+    calculation = calculate("sum", [operand("1", "S2"), operand("2", "S5")], 0)
+    renumbered = calculation.renumbered({"S2": "S1", "S5": "S2", "S9": "S3"})
+    assert [o.source_id for o in renumbered.operands] == ["S1", "S2"]
+    assert renumbered.operands[0] == replace(calculation.operands[0], source_id="S1")
+    assert (renumbered.result, renumbered.decimals) == (Decimal(3), 0)
+    assert holds(renumbered)
