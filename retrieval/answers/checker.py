@@ -76,13 +76,20 @@ def check_claims(claims: Sequence[Claim], sources: Sequence[Source]) -> list[Cla
 
 
 def calculation_stands(calculation: Calculation, cited: Mapping[str, Source]) -> bool:
-    """Every operand read, with its sign, from a cited source that holds it (and
-    written as its value), and the result recomputed from them."""
+    """The result recomputed from the operands, and every operand read, with its
+    sign, from a cited source that holds it (and written as its value)."""
+    if not holds(calculation):
+        return False
     for operand in calculation.operands:
         source = cited.get(operand.source_id)
-        if source is None or operand.value not in signed_numbers_in(source.text):
+        if (
+            source is None
+            or not isinstance(operand.value, Decimal)
+            or not operand.value.is_finite()
+            or operand.value not in signed_numbers_in(source.text)
+        ):
             return False
         # `describe` prints the text: it must say the number the source holds.
         if operand.text.strip() and parse_number(operand.text) != operand.value:
             return False
-    return holds(calculation)
+    return True

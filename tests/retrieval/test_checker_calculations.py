@@ -315,3 +315,10 @@ class TestSigns:
             Decimal(15),
             Decimal(1000),
         }
+
+
+@pytest.mark.parametrize("value", [Decimal("NaN"), Decimal("sNaN"), Decimal("Inf")])
+def test_an_operand_that_is_no_number(value):
+    counted = (Operand(value, "S1", "", ""), operand("1,250"))
+    calculation = Calculation(Operation.COUNT, counted, Decimal(2), 0)
+    assert kept(claim("Two values.", ["S1"], calculation)) == []
