@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol
@@ -43,7 +43,11 @@ class Source:
 
 
 class Operation(StrEnum):
-    """What a calculation does with its operands, in their order."""
+    """What a calculation does with its operands, in their order.
+
+    change, percentage_change, difference, ratio and percentage take exactly two
+    operands; sum and average two or more; count one or more.
+    """
 
     CHANGE = "change"
     """The last operand minus the first (from the earlier value to the later)."""
@@ -52,7 +56,9 @@ class Operation(StrEnum):
     DIFFERENCE = "difference"
     """The first operand minus the second."""
     SUM = "sum"
+    """The operands added up."""
     AVERAGE = "average"
+    """Their sum divided by how many there are."""
     RATIO = "ratio"
     """The first operand divided by the second."""
     PERCENTAGE = "percentage"
@@ -68,15 +74,30 @@ class Operand:
     value: Decimal
     source_id: str
     label: str  # what the number is: "Net revenue, 2019"
-    text: str  # the number as the source writes it: "1,250"
+    text: str  # the number as the source writes it: "1,250", "(3,990)"
 
 
 @dataclass(frozen=True)
 class Calculation:
+    """How a claim's number was computed; `calculator.holds()` recomputes it."""
+
     operation: Operation
     operands: tuple[Operand, ...]
     result: Decimal
     decimals: int  # the result is rounded half away from zero to this many places
+
+    def renumbered(self, new_ids: Mapping[str, str]) -> Calculation:
+        """The same calculation with its operands' source ids renamed, for an
+        answer that renumbers its sources (the claim's ids and these must agree)."""
+        return replace(
+            self,
+            operands=tuple(
+                replace(
+                    operand, source_id=new_ids.get(operand.source_id, operand.source_id)
+                )
+                for operand in self.operands
+            ),
+        )
 
 
 @dataclass

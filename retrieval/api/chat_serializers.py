@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from retrieval.answers.types import RefusalReason
+from retrieval.answers.types import Operation, RefusalReason
 
 
 class ChatRequestSerializer(serializers.Serializer):
@@ -14,9 +14,47 @@ class ChatRequestSerializer(serializers.Serializer):
     )
 
 
+class ChatOperandSerializer(serializers.Serializer):
+    value = serializers.DecimalField(
+        max_digits=None,
+        decimal_places=None,
+        coerce_to_string=True,
+        help_text='The exact number, as a string: "-3990".',
+    )
+    source_id = serializers.CharField(help_text="The source the number is read from.")
+    label = serializers.CharField(
+        allow_blank=True, help_text='What the number is: "Net revenue 2019".'
+    )
+    text = serializers.CharField(
+        allow_blank=True, help_text="The number as the source writes it."
+    )
+
+
+class ChatCalculationSerializer(serializers.Serializer):
+    operation = serializers.ChoiceField(
+        choices=[operation.value for operation in Operation],
+        help_text="change: last - first; percentage_change: (last - first) / first "
+        "x 100; difference: first - second; ratio: first / second; percentage: "
+        "first / second x 100; sum; average; count: how many operands.",
+    )
+    operands = ChatOperandSerializer(many=True)
+    result = serializers.DecimalField(
+        max_digits=None,
+        decimal_places=None,
+        coerce_to_string=True,
+        help_text="Exact, as a string, rounded half away from zero to `decimals`.",
+    )
+    decimals = serializers.IntegerField(min_value=0)
+
+
 class ChatClaimSerializer(serializers.Serializer):
     text = serializers.CharField()
     source_ids = serializers.ListField(child=serializers.CharField())
+    calculation = ChatCalculationSerializer(
+        allow_null=True,
+        help_text="How a computed number in the claim was computed; recomputed "
+        "from the cited sources before the claim was kept. Null for other claims.",
+    )
 
 
 class ChatSourceSerializer(serializers.Serializer):

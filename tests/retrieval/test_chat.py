@@ -34,7 +34,11 @@ class TestAnswers:
         assert body["refused"] is False
         assert body["refusal_reason"] is None
         assert body["claims"] == [
-            {"text": "一线城市住宿费每晚不超过 600 元。", "source_ids": ["S1"]}
+            {
+                "text": "一线城市住宿费每晚不超过 600 元。",
+                "source_ids": ["S1"],
+                "calculation": None,
+            }
         ]
         assert body["answer"] == "一线城市住宿费每晚不超过 600 元。[S1]"
         (source,) = body["sources"]
@@ -117,7 +121,11 @@ class TestAnswers:
         body = ask(client_for(viewer), "年假有多少天？").json()
 
         assert body["claims"] == [
-            {"text": "每位员工每年享有 25 天带薪年假。", "source_ids": ["S1", "S2"]}
+            {
+                "text": "每位员工每年享有 25 天带薪年假。",
+                "source_ids": ["S1", "S2"],
+                "calculation": None,
+            }
         ]
         assert body["answer"] == "每位员工每年享有 25 天带薪年假。[S1][S2]"
         assert sorted(s["filename"] for s in body["sources"]) == ["a.md", "b.md"]

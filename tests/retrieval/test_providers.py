@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from ingestion import services as ingestion_services
 from ingestion.models import IngestionTask
 from ingestion.worker import Worker
 from retrieval.answers.llm import parse_claims
+from retrieval.answers.types import Calculation, Claim, Operand, Operation
 from retrieval.embeddings import get_embedder
 from retrieval.errors import ProviderUnavailable
 from retrieval.models import Chunk
@@ -161,7 +163,11 @@ class TestChat:
         assert body["refused"] is False
         # The 700 claim (not in the source) and the S7 claim (no such source) are gone.
         assert body["claims"] == [
-            {"text": "一线城市每晚不超过 600 元。", "source_ids": ["S1"]}
+            {
+                "text": "一线城市每晚不超过 600 元。",
+                "source_ids": ["S1"],
+                "calculation": None,
+            }
         ]
         assert body["answer"] == "一线城市每晚不超过 600 元。[S1]"
         assert [source["filename"] for source in body["sources"]] == ["差旅.md"]
@@ -283,8 +289,111 @@ class TestParseClaims:
         ],
     )
     def test_lenient_parsing(self, content):
-        assert parse_claims(content) == [("A is 1.", ["S1"])]
+        assert parse_claims(content) == [Claim("A is 1.", ["S1"])]
 
     @pytest.mark.parametrize("content", ["", "A is 1.", "{not json", '{"a": 1}'])
     def test_nothing_parseable(self, content):
         assert parse_claims(content) is None
+
+
+def with_calculation(**calculation) -> str:
+    fields = {
+        "operation": "change",
+        "operands": [
+            {"value": "1,100", "source_id": "S1", "label": "Net revenue 2018"},
+            {"value": "1,250", "source_id": "S1", "label": "Net revenue 2019"},
+        ],
+        "result": "150",
+        "decimals": 0,
+    }
+    claim = {"text": "It grew by 150.", "source_ids": ["S1"]}
+    claim["calculation"] = {**fields, **calculation}
+    return json.dumps({"claims": [claim]}, ensure_ascii=False)
+
+
+class TestParseCalculations:
+    def test_a_calculation_as_proposed(self):
+        (claim,) = parse_claims(with_calculation())
+        assert claim == Claim(
+            "It grew by 150.",
+            ["S1"],
+            calculation=Calculation(
+                operation=Operation.CHANGE,
+                operands=(
+                    Operand(Decimal(1100), "S1", "Net revenue 2018", "1,100"),
+                    Operand(Decimal(1250), "S1", "Net revenue 2019", "1,250"),
+                ),
+                result=Decimal(150),
+                decimals=0,
+            ),
+        )
+
+    def test_read_leniently(self):
+        content = with_calculation(
+            operation=" Percentage-Change ",
+            operands=[
+                {"value": 1100, "source": "[S1]"},
+                {"value": 1250.0, "source_id": " S2 ", "label": 7},
+            ],
+            result=13.64,
+            decimals="2",
+        )
+        (claim,) = parse_claims(content)
+        assert claim.calculation == Calculation(
+            operation=Operation.PERCENTAGE_CHANGE,
+            operands=(
+                Operand(Decimal(1100), "S1", "", "1100"),
+                Operand(Decimal("1250.0"), "S2", "", "1250.0"),
+            ),
+            result=Decimal("13.64"),  # exact: JSON numbers are read as Decimal
+            decimals=2,
+        )
+
+    @pytest.mark.parametrize(
+        ("result", "decimals"), [("150", 0), ("13.64%", 2), ("(3.5)", 1)]
+    )
+    def test_decimals_default_to_how_the_result_is_written(self, result, decimals):
+        fields = json.loads(with_calculation(result=result))
+        del fields["claims"][0]["calculation"]["decimals"]
+        (claim,) = parse_claims(json.dumps(fields))
+        assert claim.calculation.decimals == decimals
+
+    def test_a_wrong_result_is_kept_for_the_checker(self):
+        (claim,) = parse_claims(with_calculation(result="160"))
+        assert claim.calculation.result == Decimal(160)
+
+    @pytest.mark.parametrize(
+        "calculation",
+        [
+            {"operation": "median"},
+            {"operation": None},
+            {"operands": "1,100 and 1,250"},
+            {"operands": [{"value": "n/a", "source_id": "S1"}]},
+            {"operands": [{"value": "1,100"}]},
+            {"operands": [{"value": "—", "source_id": "S1"}]},
+            {"operands": [{"value": True, "source_id": "S1"}]},
+            {"operands": ["1,100"]},
+            {"result": "about 150"},
+            {"result": None},
+            {"decimals": "two"},
+            {"decimals": 1.5},
+        ],
+    )
+    def test_what_does_not_read_as_a_calculation_is_dropped(self, calculation):
+        (claim,) = parse_claims(with_calculation(**calculation))
+        assert claim == Claim("It grew by 150.", ["S1"])
+
+    @pytest.mark.parametrize("calculation", ["change", ["change"], 150])
+    def test_a_calculation_that_is_not_an_object(self, calculation):
+        content = json.dumps(
+            {
+                "claims": [
+                    {
+                        "text": "A is 1.",
+                        "source_ids": ["S1"],
+                        "calculation": calculation,
+                    }
+                ]
+            }
+        )
+        assert parse_claims(content) == [Claim("A is 1.", ["S1"])]
