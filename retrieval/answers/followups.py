@@ -21,6 +21,8 @@ the newest is normally the only one needed. The rules, in order:
      leave" -> "sick leave", "一线城市" -> "其他城市", "住宿标准" -> "住宿补助").
    With neither, the previous question's content words that X lacks are added
    after X, so search finds the same topic ("周末呢？" -> "周末核心工作时间呢？").
+   A short question without a topic of its own ("Who approves?", "由谁处理？")
+   takes them the same way, before it in Chinese ("一级事件快响应由谁处理？").
 3. Anything else, and every first turn, is returned unchanged.
 
 Heuristics, not parsing: a wrong guess costs one poor search, never a wrong claim,
@@ -439,6 +441,7 @@ class _Ellipsis:
     x: str
     x_start: int
     x_end: int
+    asks: bool = False  # a short question without a topic: it takes the last one
 
 
 def _ellipsis(question: str) -> _Ellipsis | None:
@@ -474,11 +477,37 @@ def _ellipsis(question: str) -> _Ellipsis | None:
         if x_tokens and not x_tokens[0].cjk and x_tokens[0].lower in _EN_AUXILIARIES:
             return None
     elif _has_question_word(x_tokens):
-        if any(token.content for token in x_tokens):
-            return None  # "年假几天？", "Who approves?": short, but a question
+        if _names_a_topic(x_tokens):
+            return None  # "年假几天？", "Who is Alice?": short, but a question
+        # "由谁处理？", "Who approves?", "Why?": a question about the last topic.
+        return _Ellipsis(match["x"], match.start("x"), match.end("x"), asks=True)
     elif not any(token.content for token in x_tokens):
         return None  # "OK", "谢谢！"
     return _Ellipsis(match["x"], match.start("x"), match.end("x"))
+
+
+def _names_a_topic(tokens: Sequence[_Token]) -> bool:
+    """Whether a short question names what it asks about.
+
+    A content word before the question word does ("年假几天"); after it, a word
+    right after "who", "how", "I" ... is its verb or adverb ("由谁处理", "Who
+    approves?", "How fast?"), while one after an auxiliary is a topic ("Who is
+    Alice?").
+    """
+    asked = False
+    for index, token in enumerate(tokens):
+        if (
+            token.text in _ZH_QUESTION_WORDS
+            if token.cjk
+            else token.lower in _EN_QUESTION_WORDS
+        ):
+            asked = True
+        elif token.content:
+            if token.cjk:
+                return not asked
+            if index == 0 or tokens[index - 1].lower not in _EN_BEFORE_VERB | {"how"}:
+                return True
+    return False
 
 
 def _resolve_ellipsis(
@@ -486,7 +515,7 @@ def _resolve_ellipsis(
 ) -> str:
     x, earlier = ellipsis.x.strip(), previous[-1]
     core = _strip_leading_stopwords(x)
-    if core:
+    if core and not ellipsis.asks:
         replaced = _replace_siblings(core, previous)
         if replaced is not None:
             return replaced
@@ -501,6 +530,8 @@ def _resolve_ellipsis(
     missing = _missing_words(question, core, earlier)
     if not missing:
         return question
+    if ellipsis.asks and _is_chinese(question) and core:
+        return _join(missing, question)  # the topic first: "一级事件…由谁处理？"
     head, tail = question[: ellipsis.x_end].rstrip(), question[ellipsis.x_end :]
     return _join(head, missing) + tail.lstrip()
 

@@ -176,6 +176,14 @@ class TestCombined:
             ),
             ("Why?", LEVEL_1, "Why level 1 incident answered?"),
             ("为什么？", INCIDENT_ZH, "为什么一级事件快响应？"),
+            # A short question about no topic of its own asks about the last one.
+            (
+                "Who approves?",
+                "How do I claim travel expenses?",
+                "Who approves travel expenses?",
+            ),
+            ("由谁处理？", INCIDENT_ZH, "一级事件快响应由谁处理？"),
+            ("几点下班？", "核心工作时间是几点？", "核心工作时间几点下班？"),
             # A phrase with a counterpart ("一线城市" for "其他城市") is not added.
             ("其他城市的餐饮补助呢", HOTELS, "其他城市的餐饮补助住宿标准呢"),
         ],
@@ -283,6 +291,7 @@ class TestStandsAlone:
             ("那一线城市的餐饮补助是多少呢？", HOTELS),
             ("还有其他问题吗？", HOTELS),
             ("年假几天？", HOTELS),
+            ("Who is Alice?", LEAVE),
             # Pronouns that point at nothing earlier, or at their own question.
             ("Is it possible to carry over unused leave days?", LEAVE),
             ("How long does it take to get reimbursed?", LEAVE),
