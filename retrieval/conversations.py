@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -143,6 +144,16 @@ def conversation_delete(*, user, conversation_id: uuid.UUID) -> None:
     deleted, _ = Conversation.objects.owned_by(user).filter(pk=conversation_id).delete()
     if not deleted:
         raise NotFound("Conversation not found.")
+
+
+def conversation_prune(*, older_than: timedelta, batch: int = 1000) -> int:
+    """Delete conversations last used more than `older_than` ago; their count."""
+    old = Conversation.objects.updated_before(timezone.now() - older_than)
+    pruned = 0
+    while ids := list(old.values_list("pk", flat=True)[:batch]):
+        _, per_model = Conversation.objects.filter(pk__in=ids).delete()
+        pruned += per_model.get(Conversation._meta.label, 0)
+    return pruned
 
 
 def _clip(text: str, limit: int) -> str:

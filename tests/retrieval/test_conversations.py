@@ -1,7 +1,8 @@
-"""Conversations: follow-ups on /api/chat, the owner rule, history."""
+"""Conversations: follow-ups on /api/chat, the owner rule, history, pruning."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import uuid
@@ -9,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 import yaml
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
@@ -543,7 +545,58 @@ class TestValidation:
         assert Conversation.objects.filter(pk=response.json()["conversation_id"])
 
 
-class TestSchema:
+class TestPruning:
+    def call(self, *args) -> str:
+        out = io.StringIO()
+        call_command("prune_conversations", *args, stdout=out)
+        return out.getvalue()
+
+    def test_conversations_unused_for_longer_go(self, viewer):
+        now = timezone.now()
+        ages = {"old": 40, "older": 90, "recent": 2}
+        made = {}
+        for title, days in ages.items():
+            made[title] = ConversationFactory(owner=viewer, title=title)
+            ConversationTurnFactory(conversation=made[title])
+            Conversation.objects.filter(pk=made[title].pk).update(
+                updated_at=now - timedelta(days=days)
+            )
+        # Created long ago but used yesterday: it stays.
+        made["revived"] = ConversationFactory(owner=viewer, title="revived")
+        Conversation.objects.filter(pk=made["revived"].pk).update(
+            created_at=now - timedelta(days=100)
+        )
+
+        out = self.call("--older-than", "30")
+
+        assert "pruned conversations=2" in out
+        assert set(Conversation.objects.values_list("title", flat=True)) == {
+            "recent",
+            "revived",
+        }
+        assert ConversationTurn.objects.count() == 1
+
+    def test_nothing_to_prune(self):
+        assert "pruned conversations=0" in self.call("--older-than", "0.5")
+
+    @pytest.mark.parametrize("args", [[], ["--older-than", "0"], ["--older-than", "x"]])
+    def test_bad_arguments_are_refused(self, args):
+        with pytest.raises(CommandError):
+            self.call(*args)
+
+    def test_batches_cover_everything(self, viewer):
+        old = timezone.now() - timedelta(days=10)
+        for _ in range(5):
+            ConversationFactory(owner=viewer)
+        Conversation.objects.update(updated_at=old)
+
+        assert (
+            conversations.conversation_prune(older_than=timedelta(days=1), batch=2) == 5
+        )
+        assert not Conversation.objects.exists()
+
+
+class TestSchemaAndAdmin:
     def test_schema_documents_conversations(self, api_client):
         schema = yaml.safe_load(api_client.get("/api/schema").content)
         paths = schema["paths"]
@@ -568,3 +621,18 @@ class TestSchema:
         assert "turns" in components["ConversationDetail"]["properties"]
         stream = paths["/api/chat/stream"]["post"]
         assert "conversation_id" in stream["responses"]["200"]["description"]
+
+    def test_admin_lists_conversations_read_only(self, client, viewer):
+        admin = UserFactory(username="root", is_staff=True, is_superuser=True)
+        conversation = ConversationFactory(owner=viewer)
+        ConversationTurnFactory.create_batch(2, conversation=conversation)
+        client.force_login(admin)
+
+        page = client.get("/admin/retrieval/conversation/")
+        assert page.status_code == 200
+        assert "vera" in page.content.decode()
+        detail = client.get(f"/admin/retrieval/conversation/{conversation.pk}/change/")
+        assert detail.status_code == 200
+        # Counts only: the questions and answers stay out of the admin.
+        assert conversation.title not in detail.content.decode()
+        assert client.get("/admin/retrieval/conversation/add/").status_code == 403
