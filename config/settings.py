@@ -269,6 +269,8 @@ CHAT_PROVIDERS = {
 }
 # Least score (0-1 keyword coverage, +0.15 for a number) an extractive claim needs.
 CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.6)
+# Turns a conversation keeps; storing one more deletes the oldest.
+CHAT_CONVERSATION_MAX_TURNS = env.int("CHAT_CONVERSATION_MAX_TURNS", default=50)
 # An OpenAI-compatible server for embeddings and/or chat; never required.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")

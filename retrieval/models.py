@@ -1,8 +1,13 @@
-"""Chunks: the searchable pieces of a document version, with their vectors."""
+"""Chunks, the searchable pieces of a document version with their vectors, and the
+conversations chat keeps for follow-up questions."""
 
 from __future__ import annotations
 
+import uuid
+
+from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from documents.models import Document, KnowledgeBase
 
@@ -49,3 +54,69 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.ordinal} of {self.document_id}"
+
+
+class ConversationQuerySet(models.QuerySet):
+    def owned_by(self, user) -> ConversationQuerySet:
+        return self.filter(owner=user) if user.is_authenticated else self.none()
+
+    def updated_before(self, cutoff) -> ConversationQuerySet:
+        return self.filter(updated_at__lt=cutoff)
+
+
+class Conversation(models.Model):
+    """A chat's history, so that a follow-up can be resolved against it.
+
+    Only questions and answers are kept: which knowledge bases a turn may read is
+    decided again on every turn, never remembered.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
+    )
+    # The first question, clipped.
+    title = models.CharField(max_length=200, blank=True)
+    # The newest turn's ordinal; the next turn takes it plus one (see services).
+    last_ordinal = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = ConversationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at", "-created_at"]
+        indexes = [
+            # The owner's list, most recently used first.
+            models.Index(fields=["owner", "-updated_at"]),
+            # Pruning by age.
+            models.Index(fields=["updated_at"]),
+        ]
+
+    def __str__(self) -> str:
+        # Not the title: the admin shows this, and questions stay out of it.
+        return f"conversation {self.id}"
+
+
+class ConversationTurn(models.Model):
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="turns"
+    )
+    ordinal = models.PositiveIntegerField()
+    question = models.TextField(help_text="As asked.")
+    resolved_question = models.TextField(help_text="As searched.")
+    answer = models.TextField()
+    refused = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "ordinal"],
+                name="one_turn_per_conversation_ordinal",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"turn {self.ordinal} of {self.conversation_id}"

@@ -82,3 +82,23 @@ class IngestionTaskFactory(factory.django.DjangoModelFactory):
 
     document = factory.SubFactory(DocumentFactory, processing=True)
     status = "queued"
+
+
+class ConversationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "retrieval.Conversation"
+
+    owner = factory.SubFactory(UserFactory)
+    title = "How many days of annual leave do I get?"
+
+
+class ConversationTurnFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "retrieval.ConversationTurn"
+
+    conversation = factory.SubFactory(ConversationFactory)
+    ordinal = factory.Sequence(lambda n: n + 1)
+    question = "How many days of annual leave do I get?"
+    resolved_question = factory.LazyAttribute(lambda turn: turn.question)
+    answer = "Every full-time employee receives 25 days of paid annual leave."
+    refused = False

@@ -5,12 +5,30 @@ from rest_framework import serializers
 from retrieval.answers.types import Operation, RefusalReason
 
 
+class UUIDStringField(serializers.UUIDField):
+    """A UUID as JSON carries one, a string (DRF's field also takes an integer)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
 class ChatRequestSerializer(serializers.Serializer):
     question = serializers.CharField(
         min_length=1, max_length=2000, trim_whitespace=True
     )
     knowledge_base_ids = serializers.ListField(
         child=serializers.CharField(max_length=64), required=False, max_length=50
+    )
+    conversation_id = UUIDStringField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Continue this conversation (the conversation_id of an earlier answer): "
+            "a follow-up question is resolved against its previous turns. Omit it "
+            "to start a new conversation."
+        ),
     )
 
 
@@ -86,3 +104,12 @@ class ChatResponseSerializer(serializers.Serializer):
     )
     provider = serializers.CharField()
     profile = serializers.CharField()
+    conversation_id = serializers.UUIDField(
+        help_text="The conversation this turn was stored in; send it to follow up."
+    )
+    resolved_question = serializers.CharField(
+        help_text=(
+            "The question as searched: a follow-up made to stand alone against the "
+            "conversation's previous turns, otherwise the question as asked."
+        )
+    )

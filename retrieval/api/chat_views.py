@@ -1,7 +1,12 @@
-"""Thin HTTP edges over answers: one JSON answer, or the same answer as events."""
+"""Thin HTTP edges over answers: one JSON answer, or the same answer as events.
+
+Every answer is a turn of a conversation (`retrieval.conversations`): a new one
+unless the request names one with `conversation_id`.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import uuid
@@ -19,6 +24,7 @@ from rest_framework.views import APIView
 
 from config.errors import DomainError
 from config.openapi import error_responses
+from retrieval import conversations
 from retrieval.answers import chat as answers
 from retrieval.metrics import CHAT_SECONDS
 
@@ -37,8 +43,23 @@ class ChatView(APIView):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         with CHAT_SECONDS.time():
-            answer = answers.chat_answer(user=request.user, **serializer.validated_data)
-        return Response(ChatResponseSerializer(answer).data)
+            result = conversations.conversation_chat(
+                user=request.user, **serializer.validated_data
+            )
+        return Response(_answer_data(result))
+
+
+def _answer_data(result: conversations.ConversationAnswer) -> dict:
+    """The answer's fields and the turn's, as `ChatResponseSerializer` renders them."""
+    answer = result.answer
+    fields = {f.name: getattr(answer, f.name) for f in dataclasses.fields(answer)}
+    return ChatResponseSerializer(
+        {
+            **fields,
+            "conversation_id": result.conversation_id,
+            "resolved_question": result.resolved_question,
+        }
+    ).data
 
 
 class JSONBeforeStreaming(DefaultContentNegotiation):
@@ -50,10 +71,12 @@ class JSONBeforeStreaming(DefaultContentNegotiation):
 
 
 STREAM_DESCRIPTION = """Server-sent events, numbered from 1 (`id:`) in this order:
-`run.started` {run_id, question}; `answer.delta` {text} pieces that join to the
-answer; one `citation` per returned source; then `run.completed` with the answer
-object of `POST /api/chat`. A failure after the start ends the stream with
-`run.failed` {error_code, detail} (e.g. `provider_unavailable`)."""
+`run.started` {run_id, question, conversation_id}; `answer.delta` {text} pieces that
+join to the answer; one `citation` per returned source; then `run.completed` with the
+answer object of `POST /api/chat` (with `conversation_id` and `resolved_question`).
+A failure after the start ends the stream with `run.failed` {error_code, detail}
+(e.g. `provider_unavailable`) and stores no turn: a new conversation announced in
+`run.started` then does not exist."""
 
 
 class ChatStreamView(APIView):
@@ -73,13 +96,17 @@ class ChatStreamView(APIView):
     def post(self, request):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        question = serializer.validated_data["question"]
-        # Visibility errors answer 404 here, before any event is sent.
-        scope = answers.chat_scope(
-            request.user, serializer.validated_data.get("knowledge_base_ids")
+        data = serializer.validated_data
+        # An unknown conversation or knowledge base answers 404 here, before any
+        # event is sent; the follow-up is resolved here too.
+        turn = conversations.conversation_prepare(
+            user=request.user,
+            question=data["question"],
+            conversation_id=data.get("conversation_id"),
         )
+        scope = answers.chat_scope(request.user, data.get("knowledge_base_ids"))
         response = StreamingHttpResponse(
-            _numbered(_events(request.user, question, scope)),
+            _numbered(_events(request.user, turn, scope)),
             content_type="text/event-stream",
         )
         response["Cache-Control"] = "no-cache"
@@ -87,11 +114,20 @@ class ChatStreamView(APIView):
         return response
 
 
-def _events(user, question: str, scope: list[str]) -> Iterator[tuple[str, Any]]:
-    yield "run.started", {"run_id": str(uuid.uuid4()), "question": question}
+def _events(
+    user, turn: conversations.PreparedTurn, scope: list[str]
+) -> Iterator[tuple[str, Any]]:
+    yield (
+        "run.started",
+        {
+            "run_id": str(uuid.uuid4()),
+            "question": turn.question,
+            "conversation_id": str(turn.conversation_id),
+        },
+    )
     try:
-        answer = answers.chat_answer(
-            user=user, question=question, knowledge_base_ids=scope
+        result = conversations.conversation_answer(
+            user=user, turn=turn, knowledge_base_ids=scope
         )
     except DomainError as error:
         yield "run.failed", {"error_code": error.error_code, "detail": error.detail}
@@ -103,9 +139,9 @@ def _events(user, question: str, scope: list[str]) -> Iterator[tuple[str, Any]]:
             {"error_code": "internal_error", "detail": "An internal error occurred."},
         )
         return
-    data = ChatResponseSerializer(answer).data
+    data = _answer_data(result)
     # The whole answer is checked before the first delta: nothing unchecked streams.
-    for line in answer.answer.splitlines(keepends=True):
+    for line in result.answer.answer.splitlines(keepends=True):
         yield "answer.delta", {"text": line}
     for source in data["sources"]:
         yield "citation", source

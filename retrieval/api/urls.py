@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import chat_views, views
+from . import chat_views, conversation_views, views
 
 urlpatterns = [
     path(
@@ -12,4 +12,14 @@ urlpatterns = [
     path("retrieval/debug", views.RetrievalDebugView.as_view(), name="retrieval-debug"),
     path("chat", chat_views.ChatView.as_view(), name="chat"),
     path("chat/stream", chat_views.ChatStreamView.as_view(), name="chat-stream"),
+    path(
+        "conversations",
+        conversation_views.ConversationListView.as_view(),
+        name="conversations",
+    ),
+    path(
+        "conversations/<uuid:conversation_id>",
+        conversation_views.ConversationDetailView.as_view(),
+        name="conversation",
+    ),
 ]

@@ -36,3 +36,23 @@ TABLE = """# 住宿标准
 
 def leave(days: int) -> bytes:
     return f"# 年假\n\n每位员工每年享有 {days} 天带薪年假。\n".encode()
+
+
+# Parallel items: a follow-up about one level must find that level's sentence.
+LEVELS = b"""# Incident response
+
+## Level 1
+A level 1 incident must be answered within 7 minutes.
+
+## Level 2
+A level 2 incident must be answered within 30 minutes.
+"""
+
+LEVELS_ZH = """# 事件响应
+
+## 一级事件
+一级事件必须在 7 分钟内响应，由值班工程师处理。
+
+## 二级事件
+二级事件必须在 30 分钟内响应，由团队负责人处理。
+""".encode()

@@ -148,9 +148,15 @@ class TestAnswers:
         }
 
 
-def assert_nothing_hidden(body: dict) -> None:
-    """No trace of the archived, pending, draft or other team's versions."""
-    text = json.dumps(body, ensure_ascii=False)
+def assert_nothing_hidden(body: dict, question: str) -> None:
+    """No trace of the archived, pending, draft or other team's versions.
+
+    `resolved_question` echoes the caller's own words (a first turn is searched as
+    asked), so it is held to exactly those and the rest of the body is searched.
+    """
+    assert body["resolved_question"] == question
+    rest = {key: value for key, value in body.items() if key != "resolved_question"}
+    text = json.dumps(rest, ensure_ascii=False)
     for hidden in ("23 天", "41 天", "77 天", "99 天", "other-team.md", 'kb-other"'):
         assert hidden not in text
 
@@ -194,7 +200,7 @@ class TestVisibility:
             "每位员工每年享有 25 天带薪年假。"
         ]
         assert [source["filename"] for source in body["sources"]] == ["current.md"]
-        assert_nothing_hidden(body)
+        assert_nothing_hidden(body, "年假有多少天？")
 
     @pytest.mark.parametrize(
         "question",
@@ -214,7 +220,7 @@ class TestVisibility:
             "每位员工每年享有 25 天带薪年假。"
         }
         assert {source["filename"] for source in body["sources"]} <= {"current.md"}
-        assert_nothing_hidden(body)
+        assert_nothing_hidden(body, question)
 
     def test_other_knowledge_bases_never_change_an_answer(
         self, ingest, viewer, client_for, knowledge_base, other_knowledge_base
@@ -227,6 +233,8 @@ class TestVisibility:
         ingest(knowledge_base, leave(41), filename="pending.md", publish=False)
         after = ask(client, "其他城市的住宿标准是多少").json()
 
+        # Each question without a conversation_id starts a conversation of its own.
+        assert after.pop("conversation_id") != before.pop("conversation_id")
         assert after == before
 
     def test_member_of_the_other_team_sees_only_theirs(
@@ -285,6 +293,8 @@ class TestRefusals:
             "missing_information": [],
             "provider": "extractive",
             "profile": "hybrid-v1",
+            "conversation_id": body["conversation_id"],
+            "resolved_question": "一线城市的住宿标准是多少？",
         }
 
     def test_insufficient_evidence_when_nothing_answers(

@@ -72,14 +72,16 @@ class TestOrder:
         assert started["question"] == question
         assert len(started["run_id"]) == 36
         completed = sent[-1]["data"]
+        assert completed["conversation_id"] == started["conversation_id"]
         text = "".join(e["data"]["text"] for e in sent if e["event"] == "answer.delta")
         assert text == completed["answer"]
         assert [e["data"] for e in sent if e["event"] == "citation"] == completed[
             "sources"
         ]
-        # The same answer as the JSON endpoint.
-        answer = client.post("/api/chat", {"question": question}, format="json")
-        assert completed == answer.json()
+        # The same answer as the JSON endpoint (in a conversation of its own).
+        answer = client.post("/api/chat", {"question": question}, format="json").json()
+        assert answer.pop("conversation_id") != completed.pop("conversation_id")
+        assert completed == answer
 
     def test_any_accept_header_streams(
         self, ingest, viewer, client_for, knowledge_base

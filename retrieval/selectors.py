@@ -1,0 +1,54 @@
+"""Reads that carry rules: a conversation is its owner's alone.
+
+Another user's conversation is `NotFound`, exactly like one that does not exist, so
+an id discloses nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db.models import Count, Prefetch, QuerySet
+
+from config.errors import NotFound
+
+from .models import Conversation, ConversationTurn
+
+
+def conversations_for(user) -> QuerySet[Conversation]:
+    """The caller's conversations, most recently used first, with `turn_count`."""
+    return (
+        Conversation.objects.owned_by(user)
+        .annotate(turn_count=Count("turns"))
+        .order_by("-updated_at", "-created_at", "id")
+    )
+
+
+def conversation_for(user, conversation_id: uuid.UUID) -> Conversation:
+    conversation = conversations_for(user).filter(pk=conversation_id).first()
+    if conversation is None:
+        raise NotFound("Conversation not found.")
+    return conversation
+
+
+def conversation_with_turns(user, conversation_id: uuid.UUID) -> Conversation:
+    """The caller's conversation with `turns` fetched, oldest first."""
+    conversation = (
+        conversations_for(user)
+        .prefetch_related(
+            Prefetch("turns", queryset=ConversationTurn.objects.order_by("ordinal"))
+        )
+        .filter(pk=conversation_id)
+        .first()
+    )
+    if conversation is None:
+        raise NotFound("Conversation not found.")
+    return conversation
+
+
+def recent_questions(conversation: Conversation, *, limit: int) -> list[str]:
+    """The resolved questions of the newest `limit` turns, oldest first."""
+    newest = conversation.turns.order_by("-ordinal").values_list(
+        "resolved_question", flat=True
+    )[:limit]
+    return list(reversed(newest))
