@@ -71,10 +71,29 @@ class Passage:
         return self.chunk_ids[0]
 
 
+class TermStatistics:
+    """How many published chunks of the searched knowledge bases hold each token of
+    the index (summed over their snapshots)."""
+
+    def __init__(self, snapshots: list[Snapshot]) -> None:
+        self.snapshots = snapshots
+        self.size = sum(snapshot.size for snapshot in snapshots)
+
+    def frequency(self, token: str) -> int:
+        total = 0
+        for snapshot in self.snapshots:
+            term_id = snapshot.postings.vocabulary.get(token)
+            if term_id is not None:
+                starts = snapshot.postings.starts
+                total += int(starts[term_id + 1] - starts[term_id])
+        return total
+
+
 @dataclass
 class SearchRun:
     profile: str
     question: str
+    statistics: TermStatistics
     keyword: list[Hit] = field(default_factory=list)
     vector: list[Hit] = field(default_factory=list)
     fused: list[Hit] = field(default_factory=list)
@@ -114,7 +133,9 @@ def search(
 def search_snapshots(
     snapshots: list[Snapshot], question: str, *, top_k: int, profile: str
 ) -> SearchRun:
-    run = SearchRun(profile=profile, question=question)
+    run = SearchRun(
+        profile=profile, question=question, statistics=TermStatistics(snapshots)
+    )
     query_tokens = keyword_tokens(question)
     keyword_scores: list[np.ndarray] = []
     if profile in ("keyword", "hybrid-v1"):
@@ -250,17 +271,11 @@ def _is_meaningful(token: str) -> bool:
 
 
 def _idf_weights(terms: list[str], snapshots: list[Snapshot]) -> dict[str, float]:
-    size = sum(snapshot.size for snapshot in snapshots) or 1
+    statistics = TermStatistics(snapshots)
+    size = statistics.size or 1
     weights = {}
     for term in terms:
-        frequency = 0
-        for snapshot in snapshots:
-            term_id = snapshot.postings.vocabulary.get(term)
-            if term_id is not None:
-                frequency += int(
-                    snapshot.postings.starts[term_id + 1]
-                    - snapshot.postings.starts[term_id]
-                )
+        frequency = statistics.frequency(term)
         weights[term] = math.log1p((size - frequency + 0.5) / (frequency + 0.5))
     return weights
 

@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 PROFILE = "hybrid-v1"
 MAX_ROUNDS = 3
 PASSAGES_PER_PART = 5
+# An answer may not win by length: at most this many claims, whatever the parts.
+MAX_CLAIMS = 3
 # What a provider reads of a passage, and what the checker checks it against.
 SOURCE_CHARS = 2400
 EXCERPT_CHARS = 500
@@ -92,6 +94,7 @@ def chat_answer(
                     part_question,
                     part.sources,
                     siblings=[other for other in searched if other != part_question],
+                    statistics=run.statistics,
                 )
                 part.claims = check_claims(drafted, part.sources)
                 if not part.claims:
@@ -176,7 +179,8 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
     missing = [part.question for part in parts if not part.claims]
     if len(parts) < 2:
         missing = []
-    claims = _merge_duplicates(claim for part in parts for claim in part.claims)
+    claims = _merge_duplicates(_taking_turns(part.claims for part in parts))
+    claims = claims[:MAX_CLAIMS]
     if not claims:
         reason = max(
             (part.reason or RefusalReason.NO_EVIDENCE for part in parts),
@@ -202,7 +206,11 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
         for source_id in claim.source_ids:
             renumbered.setdefault(source_id, f"S{len(renumbered) + 1}")
     claims = [
-        replace(claim, source_ids=[renumbered[i] for i in claim.source_ids])
+        replace(
+            claim,
+            source_ids=[renumbered[i] for i in claim.source_ids],
+            calculation=claim.calculation and claim.calculation.renumbered(renumbered),
+        )
         for claim in claims
     ]
     sources = []
@@ -243,6 +251,19 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
         provider=provider,
         profile=PROFILE,
     )
+
+
+def _taking_turns(per_part: Iterable[list[Claim]]) -> list[Claim]:
+    """Each part's best claim first, then each part's second, and so on: an
+    answer capped at MAX_CLAIMS still answers every part it can."""
+    lists = list(per_part)
+    return [
+        claim
+        for rank in range(max(map(len, lists), default=0))
+        for claims in lists
+        if rank < len(claims)
+        for claim in [claims[rank]]
+    ]
 
 
 def _merge_duplicates(claims: Iterable[Claim]) -> list[Claim]:

@@ -1,81 +1,44 @@
-"""The default chat provider: answers with the sources' own sentences, no network.
+"""The default chat provider: answers with the sources' own words, no network.
 
-Each source is cut into evidence units: sentences (at 。！？.!? and line ends) and
-table rows (`a | b | c` lines from our parsers). Headings and table header rows are
-context, never evidence. A unit scores the IDF-weighted share of the question's
-keywords it contains (keywords found only in its heading path count half; a row
-also matches through its table header), plus a bonus when the question asks for a
-number and the unit has one. The best one to three units above
-`CHAT_MIN_EVIDENCE_SCORE` become claims citing every source they occur in.
+1. The question is analysed (`question`): its terms, the item it names, the kind
+   of answer it asks for.
+2. A question about a table's cells is answered from the table (`table_answers`):
+   the cell, labelled by its row and column, or a calculation over cells.
+3. Otherwise the sources are cut into sentences and rows with their context
+   (`evidence`) and ranked (`ranking`); a unit about a sibling of the item the
+   question names never answers it.
+4. The best unit must answer the question, not only resemble it
+   (`answerability`); then it and the runners-up that score almost as well (at
+   most three claims, `CLAIM_CHARS` in all) become claims citing every source
+   they occur in. A sentence whose subject is set by the sentence before it
+   ("It must ...") is quoted with that sentence.
 """
 
 from __future__ import annotations
 
-import math
 import re
-import unicodedata
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from django.conf import settings
 
-from ..tokens import iter_terms, keyword_tokens
-from .types import Claim, RefusalReason, Section, Source
+from ..tokens import normalized
+from .answerability import answerable, coverage, term_weights
+from .evidence import Unit, evidence_units
+from .question import Question, analyse
+from .ranking import Matcher, Scored, rank_units
+from .table_answers import OPERATION_WORDS, table_claims
+from .types import Claim, RefusalReason, Source, TermStatistics
 
 MAX_CLAIMS = 3
 # A runner-up is cited only when it scores almost as well as the best unit.
 RUNNER_UP_RATIO = 0.85
-NUMBER_BONUS = 0.15
-HEADING_CREDIT = 0.5
-
-_STOPWORD_TEXT = (
-    # Chinese question and function words.
-    "多少 什么 是 的 吗 呢 吧 啊 了 哪些 哪个 哪里 如何 怎么 怎样 怎么样 几 有 没有 "
-    "请问 请 一下 是否 能否 可以 能 会 要 为 在 和 与 及 或 分别 多久 多长 对 把 被 "
-    "我 我们 你 你们 他 她 它 这 那 这个 那个 其 之 所 以 于 "
-    # English question and function words.
-    "a an the what which who whom whose when where why how is are was were be been "
-    "do does did of for in on to at by from with as and or per many much long "
-    "can could should would will i we you our my your it its this that these those "
-    "there their get gets have has had please tell me about any"
-)
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_ASKS_NUMBER = re.compile(
-    r"多少|几|多久|多长|多大|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
-    r"|\bhow\s+(?:many|much|long|often|old|far|big|large|high)\b"
-    r"|\bwhen\b|\bwhat\s+(?:year|date|time|percentage|percent|share|rate|amount|number)\b"
-    r"|\bwhich\s+year\b",
+# The claims of one answer, in characters: an answer may not win by length.
+CLAIM_CHARS = 200
+_ANAPHOR = re.compile(
+    r"^(?:it|its|this|that|these|those|they|their|he|she|his|her|such)\b"
+    r"|^(?:它们?|其(?![他中实余次])|他们?|她们?|该|此|这(?:个|些|种|项|一|里))",
     re.IGNORECASE,
 )
-_HAS_NUMBER = re.compile(
-    r"\d|[零一二两三四五六七八九十百千万亿]+(?:[天元年月日个次人倍岁周%]|小时)"
-    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
-    r"thirty|forty|fifty|hundred|thousand)\b",
-    re.IGNORECASE,
-)
-_SENTENCE = re.compile(
-    r"[^。！？!?\n]+?(?:[。！？!?]+[”’」』）)\"']*|\.(?=\s|$)[”’\"')]*|$)|[^。！？!?\n]+"
-)
-# "几天", "多少钱": a question word with its unit, not a keyword.
-_QUESTION_WORD = re.compile(r"^(?:几|多少|哪|什么)")
-_WORD = re.compile(r"\w")
-_ROW_SEPARATOR = " | "
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One piece of evidence: a sentence or a table row of one source."""
-
-    source_id: str
-    quote: str
-    text: str  # what the claim says: the quote, a row labelled by its header
-    context: str  # matched as if it were part of the unit (a row's table header)
-    heading: str
-
-    @property
-    def full_text(self) -> str:
-        return f"{self.text} {self.context} {self.heading}"
 
 
 class ExtractiveChat:
@@ -89,201 +52,138 @@ class ExtractiveChat:
         return cls(min_score=settings.CHAT_MIN_EVIDENCE_SCORE)
 
     def draft(
-        self, question: str, sources: Sequence[Source], *, siblings: Sequence[str] = ()
+        self,
+        question: str,
+        sources: Sequence[Source],
+        *,
+        siblings: Sequence[str] = (),
+        statistics: TermStatistics | None = None,
     ) -> tuple[list[Claim], RefusalReason | None]:
-        units = [unit for source in sources for unit in evidence_units(source)]
-        scored = score_units(question, units)
-        # A part of a split question is answered only by evidence naming what sets
-        # it apart ("产假", not the "年假" of its sibling part).
-        focus = set(question_terms(question)).difference(
-            *(question_terms(sibling) for sibling in siblings)
-        )
-        if siblings and focus:
-            scored = [
-                (score, unit)
-                for score, unit in scored
-                if any(_Matcher(unit.full_text).has(term) for term in focus)
-            ]
-        best = scored[0][0] if scored else 0.0
-        if best < self.min_score:
+        analysed = analyse(question)
+        by_id = {source.id: source for source in sources}
+        claims = table_claims(analysed, sources, statistics)
+        if claims:
+            source = by_id[claims[0].source_ids[0]]
+            asked = analysed.with_focus(OPERATION_WORDS)
+            if answerable(asked, source, statistics):
+                return claims, None
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
-        cutoff = max(self.min_score, best * RUNNER_UP_RATIO)
-        claims: dict[str, Claim] = {}
-        for score, unit in scored:
-            if score < cutoff:
-                break
-            claim = claims.get(unit.quote)
-            if claim is not None:
-                if unit.source_id not in claim.source_ids:
-                    claim.source_ids.append(unit.source_id)
-            elif len(claims) < MAX_CLAIMS:
-                claims[unit.quote] = Claim(
-                    text=unit.text, source_ids=[unit.source_id], quote=unit.quote
-                )
-        return list(claims.values()), None
-
-
-def evidence_units(source: Source) -> Iterator[Unit]:
-    """Sentences and rows of each section of `source` that the source text holds."""
-    seen: set[str] = set()
-    sections = source.sections or [
-        Section(source.text, source.heading_path, source.page)
-    ]
-    for section in sections:
-        for unit in _section_units(source.id, section):
-            # Overlapping chunks repeat sentences; a clipped source lacks its tail.
-            if unit.quote not in seen and unit.quote in source.text:
-                seen.add(unit.quote)
-                yield unit
-
-
-def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
-    headings = {_normal(title) for title in section.heading_path}
-    heading = " ".join(section.heading_path)
-    rows: list[str] = []
-
-    def table() -> Iterator[Unit]:
-        yield from _row_units(source_id, rows, heading)
-        rows.clear()
-
-    for raw_line in section.text.split("\n"):
-        line = raw_line.strip()
-        if not line:
-            continue  # blank lines separate blocks, also rows of one table
-        if _ROW_SEPARATOR in line:
-            rows.append(line)
-            continue
-        yield from table()
-        if _normal(line) in headings:
-            continue
-        for match in _SENTENCE.finditer(line):
-            sentence = match.group().strip()
-            if _is_evidence(sentence) and _normal(sentence) not in headings:
-                yield Unit(source_id, sentence, sentence, "", heading)
-    yield from table()
-
-
-def _row_units(source_id: str, rows: list[str], heading: str) -> Iterator[Unit]:
-    """Data rows of one table; its header row labels them and is not evidence."""
-    if not rows:
-        return
-    cells = [[cell.strip() for cell in row.split("|")] for row in rows]
-    header: list[str] | None = None
-    if len(rows) > 1 and _looks_like_header(cells[0], cells[1:]):
-        header = cells[0]
-    for row, row_cells in zip(rows, cells, strict=True):
-        if header is not None and (row_cells is cells[0] or row_cells == header):
-            continue
-        text = row
-        if header is not None and len(header) == len(row_cells):
-            cjk = bool(re.search(r"[\u3400-\u9fff]", row + " ".join(header)))
-            label, glue = ("：", "；") if cjk else (": ", "; ")
-            text = glue.join(
-                f"{name}{label}{value}"
-                for name, value in zip(header, row_cells, strict=True)
+        units = [
+            unit
+            for rank, source in enumerate(sources)
+            for unit in evidence_units(source, rank)
+        ]
+        weights = term_weights(analysed, statistics)
+        covered = {
+            source.id: coverage(
+                weights, Matcher(f"{source.text} {' '.join(source.heading_path)}")
             )
-        yield Unit(source_id, row, text, " ".join(header or []), heading)
-
-
-def _looks_like_header(first: list[str], others: list[list[str]]) -> bool:
-    """A first row without numbers (or with only years) over rows that have them.
-
-    A chunk may start in the middle of a table; its first row is then data, which
-    shows as numbers like those of the rows below.
-    """
-    numbers = [n for cell in first for n in re.findall(r"\d+(?:\.\d+)?", cell)]
-    if not numbers:
-        return True
-    others_have_numbers = any(re.search(r"\d", " ".join(row)) for row in others)
-    return others_have_numbers and all(_YEAR.match(n) for n in numbers)
-
-
-def _is_evidence(sentence: str) -> bool:
-    """Not a fragment: some words, or at least a number."""
-    terms = [term for _, term in iter_terms(sentence)]
-    return bool(terms) and (len(sentence) >= 6 or bool(_HAS_NUMBER.search(sentence)))
-
-
-def _normal(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split()).strip(" :：")
-
-
-def _stem(word: str) -> str:
-    """A crude plural fold for English ("days" matches "day")."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def question_terms(question: str) -> list[str]:
-    """The question's keywords: jieba words and English words minus stopwords.
-
-    jieba leaves words missing from its dictionary as single characters ("年假" is
-    "年", "假"); runs of those are joined back into one term.
-    """
-    terms: list[str] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            terms.append("".join(run))
-            run.clear()
-
-    for token in keyword_tokens(question):
-        if (
-            token in _STOPWORDS
-            or _QUESTION_WORD.match(token)
-            or not _WORD.search(token)
-        ):
-            flush()
-        elif len(token) == 1 and not token.isascii():
-            run.append(token)
-        else:
-            flush()
-            terms.append(_stem(token) if token.isascii() else token)
-    flush()
-    meaningful = [t for t in terms if len(t) > 1 or t.isascii()]
-    return list(dict.fromkeys(meaningful or terms))
-
-
-class _Matcher:
-    """Which question terms a text holds: CJK by substring, words by token."""
-
-    def __init__(self, text: str) -> None:
-        self.text = _normal(text)
-        self.words = {_stem(term) for is_cjk, term in iter_terms(text) if not is_cjk}
-
-    def has(self, term: str) -> bool:
-        return term in self.words if term.isascii() else term in self.text
-
-
-def score_units(question: str, units: Sequence[Unit]) -> list[tuple[float, Unit]]:
-    """(score, unit) best first; scores are 0..1 plus the number bonus."""
-    terms = question_terms(question)
-    if not terms or not units:
-        return []
-    matchers = [_Matcher(f"{unit.text} {unit.context}") for unit in units]
-    headings = [_Matcher(unit.heading) for unit in units]
-    count = len(units)
-    weights = {}
-    for term in terms:
-        frequency = sum(matcher.has(term) for matcher in matchers)
-        weights[term] = math.log1p((count - frequency + 0.5) / (frequency + 0.5))
-    total = sum(weights.values()) or 1.0
-    asks_number = bool(_ASKS_NUMBER.search(question))
-    scored = []
-    for index, unit in enumerate(units):
-        found = sum(
-            weight
-            if matchers[index].has(term)
-            else HEADING_CREDIT * weight
-            if headings[index].has(term)
-            else 0.0
-            for term, weight in weights.items()
+            for source in sources
+        }
+        scored = _about_this_part(
+            analysed, rank_units(analysed, units, covered), siblings
         )
-        score = found / total
-        if asks_number and _HAS_NUMBER.search(unit.quote):
-            score += NUMBER_BONUS
-        scored.append((score, index, unit))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return [(score, unit) for score, _, unit in scored]
+        if not scored or scored[0].own < self.min_score:
+            return [], RefusalReason.INSUFFICIENT_EVIDENCE
+        best = scored[0]
+        source = by_id[best.unit.source_id]
+        if not answerable(analysed, source, statistics, context=best.unit.context):
+            return [], RefusalReason.INSUFFICIENT_EVIDENCE
+        return self._claims(analysed, scored, best, units), None
+
+    def _claims(
+        self, question: Question, scored: list[Scored], best: Scored, units: list[Unit]
+    ) -> list[Claim]:
+        # A runner-up may lose to the best unit by a share of the best one's own
+        # score: how well its source covers the question counts in both.
+        cutoff = best.score - (1 - RUNNER_UP_RATIO) * best.own
+        compounds = _compounds(question, best.unit)
+        claims: dict[str, Claim] = {}
+        length = 0
+        for candidate in scored:
+            if candidate.score < cutoff or len(claims) >= MAX_CLAIMS:
+                break
+            if candidate.own < self.min_score:
+                continue
+            if candidate is not best and _names_a_sibling(candidate.unit, compounds):
+                continue
+            text, quote = _claim_text(candidate.unit)
+            if quote in claims:
+                continue
+            if claims and length + len(text) > CLAIM_CHARS:
+                continue
+            length += len(text)
+            claims[quote] = Claim(
+                text=text,
+                source_ids=_sources_holding(candidate.unit, units),
+                quote=quote,
+            )
+        return list(claims.values())
+
+
+def _about_this_part(
+    question: Question, scored: list[Scored], siblings: Sequence[str]
+) -> list[Scored]:
+    """A part of a split question is answered only by evidence naming what sets it
+    apart from the other parts ("产假", not the "年假" of its sibling part)."""
+    if not siblings:
+        return scored
+    others = {term.text for sibling in siblings for term in analyse(sibling).terms}
+    focus = [term for term in question.terms if term.text not in others]
+    if not focus:
+        return scored
+    return [
+        candidate
+        for candidate in scored
+        if any(_unit_matcher(candidate.unit).has(term) for term in focus)
+    ]
+
+
+def _compounds(question: Question, best: Unit) -> list[tuple[str, str]]:
+    """Pairs of adjacent question terms that the best unit writes together too
+    ("一线" + "城市", "annual" + "leave"): the first says which of several things
+    the second is."""
+    asked = normalized(question.text)
+    written = normalized(best.text)
+    found = []
+    for first, second in zip(question.terms, question.terms[1:], strict=False):
+        if first.cjk != second.cjk:
+            continue
+        glue = "" if first.cjk else " "
+        modifier = (first.written or first.text).lower() + glue
+        head = (second.written or second.text).lower()
+        if modifier + head in asked and modifier + head in written:
+            found.append((modifier, head))
+    return found
+
+
+def _names_a_sibling(unit: Unit, compounds: list[tuple[str, str]]) -> bool:
+    """The unit names the thing without the word that says which one is asked
+    for ("其他城市" where "一线城市" was asked): it is about a sibling."""
+    text = normalized(unit.text)
+    return any(
+        head in text and modifier + head not in text for modifier, head in compounds
+    )
+
+
+def _unit_matcher(unit: Unit) -> Matcher:
+    return Matcher(f"{unit.text} {unit.header} {unit.context}")
+
+
+def _claim_text(unit: Unit) -> tuple[str, str]:
+    """(what the claim says, what it quotes): a sentence whose subject is set by
+    the sentence before it is quoted with that sentence."""
+    if unit.before and unit.row is None and _ANAPHOR.match(unit.quote):
+        joined = (
+            f"{unit.before} {unit.quote}"
+            if unit.quote.isascii()
+            else (unit.before + unit.quote)
+        )
+        return joined, joined
+    return unit.text, unit.quote
+
+
+def _sources_holding(unit: Unit, units: list[Unit]) -> list[str]:
+    """Every source in which the unit's quote occurs, in source order."""
+    ids = [other.source_id for other in units if other.quote == unit.quote]
+    return list(dict.fromkeys([unit.source_id, *ids]))

@@ -15,7 +15,15 @@ from django.core.exceptions import ImproperlyConfigured
 from ..errors import ProviderUnavailable
 from ..openai_client import OpenAICompatibleClient
 from .calculator import parse_number
-from .types import Calculation, Claim, Operand, Operation, RefusalReason, Source
+from .types import (
+    Calculation,
+    Claim,
+    Operand,
+    Operation,
+    RefusalReason,
+    Source,
+    TermStatistics,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +75,12 @@ class OpenAICompatibleChat:
         )
 
     def draft(
-        self, question: str, sources: Sequence[Source], *, siblings: Sequence[str] = ()
+        self,
+        question: str,
+        sources: Sequence[Source],
+        *,
+        siblings: Sequence[str] = (),
+        statistics: TermStatistics | None = None,
     ) -> tuple[list[Claim], RefusalReason | None]:
         numbered = "\n\n".join(
             f"[{source.id}] {source.filename}"

@@ -123,15 +123,34 @@ class Answer:
     profile: str
 
 
+class TermStatistics(Protocol):
+    """How common the search index's tokens are in the knowledge bases searched."""
+
+    @property
+    def size(self) -> int:
+        """How many published chunks there are."""
+        ...
+
+    def frequency(self, token: str) -> int:
+        """How many of them hold `token`."""
+        ...
+
+
 class ChatProvider(Protocol):
     name: str
 
     def draft(
-        self, question: str, sources: Sequence[Source], *, siblings: Sequence[str] = ()
+        self,
+        question: str,
+        sources: Sequence[Source],
+        *,
+        siblings: Sequence[str] = (),
+        statistics: TermStatistics | None = None,
     ) -> tuple[list[Claim], RefusalReason | None]:
         """Claims citing `sources` by id; with none, the reason why.
 
         `siblings` are the other parts of a split question: evidence for this part
-        must be about this part, not about them.
+        must be about this part, not about them. `statistics` tell how rare each
+        word of the question is among everything the caller may read.
         """
         ...

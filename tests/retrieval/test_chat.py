@@ -75,7 +75,7 @@ class TestAnswers:
             "Annual leave",
         ]
 
-    def test_table_row_answers_and_header_does_not(
+    def test_a_cell_answers_labelled_by_its_row_and_column_never_the_header(
         self, ingest, viewer, client_for, knowledge_base
     ):
         ingest(knowledge_base, TABLE, filename="标准.md")
@@ -83,7 +83,7 @@ class TestAnswers:
         body = ask(client_for(viewer), "一线城市每晚上限是多少元？").json()
 
         assert [claim["text"] for claim in body["claims"]] == [
-            "城市类别：一线城市；每晚上限（元）：600"
+            "一线城市，每晚上限（元）：600"
         ]
         assert "[S1]" in body["answer"]
 

@@ -1,0 +1,96 @@
+"""Does the evidence answer the question, or only resemble it?
+
+Refusing because a raw overlap score fell under a line refuses answerable
+questions whose wording differs from the document's. Instead the best unit's
+source, with the unit's context, is asked three things, each weighing the
+question's terms by how rare they are among *everything the caller may read*
+(`TermStatistics`, from the search index), not among the few passages found:
+
+1. it covers at least `MIN_COVERAGE` of the question's weight;
+2. it holds the question's rarest term (the name of what the question is about:
+   a passage about a sibling, "异齿前肛鳗" for "黑尾前肛鳗", holds the common part
+   only), unless it covers `FULL_COVERAGE` of the question;
+3. it holds every number the question writes ("格利泽518b", "17号线").
+
+Focus terms ("哪个国家" -> 国家) are left out: the answer is an instance of them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..tokens import normalized
+from .question import Question, Term
+from .ranking import Matcher
+from .types import Source, TermStatistics
+
+MIN_COVERAGE = 0.4
+FULL_COVERAGE = 0.6
+
+
+def answerable(
+    question: Question,
+    source: Source,
+    statistics: TermStatistics | None,
+    *,
+    context: str = "",
+) -> bool:
+    """Whether `source` (with `context`, the chosen unit's) answers `question`."""
+    evidence = Matcher(" ".join((source.text, " ".join(source.heading_path), context)))
+    if not _numbers_held(question, evidence.text):
+        return False
+    terms = question.content_terms
+    if not terms:
+        return True
+    weights = term_weights(question, statistics)
+    share = coverage(weights, evidence)
+    if share < MIN_COVERAGE:
+        return False
+    rarest = max(terms, key=lambda term: (weights[term], len(term.text)))
+    return share >= FULL_COVERAGE or evidence.presence(rarest) >= 0.5
+
+
+def term_weights(
+    question: Question, statistics: TermStatistics | None
+) -> dict[Term, float]:
+    """The question's content terms weighed by their rarity in the index."""
+    return {term: _weight(term, statistics) for term in question.content_terms}
+
+
+def coverage(weights: dict[Term, float], evidence: Matcher) -> float:
+    """The weighted share of the terms `evidence` holds (partly, for a long name
+    written a little differently)."""
+    total = sum(weights.values())
+    if not total:
+        return 1.0
+    return sum(w * evidence.presence(t) for t, w in weights.items()) / total
+
+
+def _weight(term: Term, statistics: TermStatistics | None) -> float:
+    """IDF among the chunks the caller may read. A term the index does not hold as
+    one token (a name cut into characters) is as rare as its rarest token."""
+    if statistics is None or not statistics.size:
+        return 1.0
+    frequencies = [statistics.frequency(token) for token in term.index_tokens] or [0]
+    frequency = min(frequencies)
+    size = statistics.size
+    return math.log1p((size - frequency + 0.5) / (frequency + 0.5))
+
+
+def _numbers_held(question: Question, text: str) -> bool:
+    flat = normalized(text).replace(",", "")
+    return all(_whole_number_in(number, flat) for number in question.numbers)
+
+
+def _whole_number_in(number: str, text: str) -> bool:
+    start = text.find(number)
+    while start >= 0:
+        end = start + len(number)
+        before = text[start - 1] if start else ""
+        after = text[end : end + 2]
+        if not before.isdigit() and not (
+            after[:1].isdigit() or (after[:1] == "." and after[1:2].isdigit())
+        ):
+            return True
+        start = text.find(number, start + 1)
+    return False

@@ -1,0 +1,163 @@
+"""Sources cut into evidence units, each with the context that sets its subject.
+
+A unit is a sentence (cut at 。！？.!? and line ends) or a table row (`a | b | c`
+lines from our parsers). Headings and table header rows are context, never
+evidence. A sentence's context is the sentence before it in its paragraph, the
+first sentence of its section and its heading path ("It must respond within 7
+minutes" under "Level 1"); a row's context is its table's header and caption.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from ..tokens import iter_terms
+from .tables import Row, Table, is_row_line, read_table
+from .types import Section, Source
+
+_SENTENCE = re.compile(
+    r"[^。！？!?\n]+?(?:[。！？!?]+[”’」』）)\"']*|\.(?=\s|$)[”’\"')]*|$)|[^。！？!?\n]+"
+)
+_HAS_NUMBER = re.compile(r"\d")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of evidence: a sentence or a table row of one source."""
+
+    source_id: str
+    quote: str  # verbatim text of the source
+    text: str  # what a claim says: the quote, a row labelled by its header
+    heading: str  # the heading path, joined
+    before: str = ""  # the sentence before it in its paragraph
+    lead: str = ""  # the first sentence of its section, when that is another one
+    header: str = ""  # a row's column labels
+    table: Table | None = None
+    row: Row | None = None
+    rank: int = 0  # the rank of its source in the search
+    position: int = 0  # its order in the source
+
+    @property
+    def context(self) -> str:
+        return " ".join(part for part in (self.before, self.lead, self.heading) if part)
+
+
+def evidence_units(source: Source, rank: int = 0) -> Iterator[Unit]:
+    """Sentences and rows of each section of `source` that the source text holds."""
+    seen: set[str] = set()
+    sections = source.sections or [
+        Section(source.text, source.heading_path, source.page)
+    ]
+    position = 0
+    for section in sections:
+        for unit in _section_units(source.id, section):
+            # Overlapping chunks repeat sentences; a clipped source lacks its tail.
+            if unit.quote not in seen and unit.quote in source.text:
+                seen.add(unit.quote)
+                position += 1
+                yield replace(unit, rank=rank, position=position)
+
+
+def tables_of(source: Source) -> Iterator[Table]:
+    """The tables of `source`, one per run of row lines in a section."""
+    sections = source.sections or [
+        Section(source.text, source.heading_path, source.page)
+    ]
+    for section in sections:
+        rows: list[str] = []
+        for line in _lines(section.text):
+            if is_row_line(line):
+                rows.append(line)
+            elif rows:
+                yield read_table(rows)
+                rows = []
+        if rows:
+            yield read_table(rows)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """Non-blank lines; blank lines separate blocks, also rows of one table."""
+    for raw_line in text.split("\n"):
+        line = raw_line.strip()
+        if line:
+            yield line
+
+
+def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
+    headings = {_normal(title) for title in section.heading_path}
+    heading = " ".join(section.heading_path)
+    rows: list[str] = []
+    lead = ""
+
+    def table() -> Iterator[Unit]:
+        if rows:
+            yield from _row_units(source_id, read_table(rows), heading)
+            rows.clear()
+
+    for line in _lines(section.text):
+        if is_row_line(line):
+            rows.append(line)
+            continue
+        yield from table()
+        if _normal(line) in headings:
+            continue
+        before = ""
+        for match in _SENTENCE.finditer(line):
+            sentence = match.group().strip()
+            if not _is_evidence(sentence) or _normal(sentence) in headings:
+                continue
+            lead = lead or sentence
+            yield Unit(
+                source_id,
+                sentence,
+                sentence,
+                heading,
+                before=before,
+                lead="" if lead == sentence else lead,
+            )
+            before = sentence
+    yield from table()
+
+
+def _row_units(source_id: str, table: Table, heading: str) -> Iterator[Unit]:
+    """Data rows of one table, each labelled by the column labels of its header."""
+    header = " ".join(label for label in table.columns if label)
+    for row in table.rows:
+        yield Unit(
+            source_id,
+            row.quote,
+            labelled_row(table, row),
+            heading,
+            header=header,
+            table=table,
+            row=row,
+        )
+
+
+def labelled_row(table: Table, row: Row) -> str:
+    """A row as "header: value" pairs: "城市类别：一线城市；每晚上限（元）：600"."""
+    if not any(table.columns):
+        return row.quote
+    cjk = bool(_CJK.search(row.quote + " ".join(table.columns)))
+    label, glue = ("：", "；") if cjk else (": ", "; ")
+    parts = []
+    for column, value in enumerate(row.cells):
+        if not value:
+            continue
+        name = table.columns[column] if column < len(table.columns) else ""
+        parts.append(f"{name}{label}{value}" if name else value)
+    return glue.join(parts)
+
+
+def _is_evidence(sentence: str) -> bool:
+    """Not a fragment: some words, or at least a number."""
+    terms = [term for _, term in iter_terms(sentence)]
+    return bool(terms) and (len(sentence) >= 6 or bool(_HAS_NUMBER.search(sentence)))
+
+
+def _normal(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split()).strip(" :：")

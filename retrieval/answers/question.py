@@ -1,0 +1,292 @@
+"""What a question asks: its terms, the item it names, the kind of answer it wants.
+
+Pure text analysis (jieba words for Chinese, words for English); the answerer
+matches these against evidence. A *term* is a content word of the question: jieba's
+dictionary words, and runs of single characters joined back together (jieba leaves
+words it does not know, mostly names, as single characters: "黑尾前肛鳗"). A *focus*
+term names the kind of answer ("哪个国家" -> 国家, "which year" -> year): evidence
+need not contain it. A *designator* names one of several parallel items ("level 1",
+"SEV2", "二级", "2019"): evidence about a sibling ("level 2") does not answer it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from ..tokens import iter_terms, keyword_tokens, normalized, segmenter
+
+_STOPWORD_TEXT = (
+    # Chinese question and function words.
+    "多少 什么 是 的 吗 呢 吧 啊 了 哪些 哪个 哪里 如何 怎么 怎样 怎么样 几 有 没有 "
+    "请问 请 一下 是否 能否 可以 能 会 要 为 在 和 与 及 或 分别 多久 多长 对 把 被 "
+    "我 我们 你 你们 他 她 它 这 那 这个 那个 其 之 所 以 于 "
+    # English question and function words.
+    "a an the what which who whom whose when where why how is are was were be been "
+    "do does did of for in on to at by from with as and or per many much long "
+    "can could should would will i we you our my your it its this that these those "
+    "there their get gets have has had please tell me about any must shall may might "
+    "not no than then so if into under over"
+)
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Single characters that glue words rather than name anything.
+_GLUE_CHARACTERS = frozenset(
+    "的是了在和与及或有为被把这那其之所以于也都而就又吗呢吧啊么从向到给让由中"
+)
+_QUESTION_WORD = re.compile(
+    r"什么|哪些|哪个|哪里|哪儿|哪位|哪种|哪一|哪|多少|几|谁|怎么样|怎么|怎样|如何"
+    r"|为什么|为何|何时|何地|何处|何|吗|呢"
+)
+# Nouns that name the kind of answer rather than its subject.
+_QUESTION_WORD_START = re.compile(r"^(?:哪|几|多少|什么|多[大高长远重久宽深])")
+# Names kept whole: titles in 《》 and names joined by a middle dot ("姆拉登·佩特里奇").
+_TITLE = re.compile(r"《([^》]{1,40})》")
+_DOTTED_NAME = re.compile(r"[\u3400-\u9fff]+(?:[·・][\u3400-\u9fff]+)+")
+_NUMBER_UNITS = frozenset("年月日号个次届期岁倍")
+_ANSWER_KIND_TEXT = (
+    "地方 地点 地址 位置 时候 时间 名字 名称 原因 方面 特点 作用 内容 情况 方式 类型 "
+    "种类 东西 问题 意思 意义 name place time date reason kind type way"
+)
+_ANSWER_KIND_NOUNS = frozenset(_ANSWER_KIND_TEXT.split())
+_FOCUS_ZH = re.compile(
+    r"(?:哪个|哪些|哪位|哪种|哪一|哪|什么|何|多少|几)(?:个|种|位|项|家|部|座|条)?$"
+)
+_FOCUS_EN_BEFORE = re.compile(r"(?:^|\s)(?:what|which|how many|how much)$")
+
+ASKS_NUMBER = re.compile(
+    r"多少|几|多久|多长|多大|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
+    r"|\bhow\s+(?:many|much|long|often|old|far|big|large|high|quickly|fast|soon)\b"
+    r"|\bwhen\b|\bwhat\s+(?:year|date|time|percentage|percent|share|rate|amount|"
+    r"number|value|total|sum|average|ratio|proportion|change|difference)\b"
+    r"|\bwhich\s+year\b",
+    re.IGNORECASE,
+)
+_ANSWER_KINDS = (
+    (
+        "time",
+        re.compile(
+            r"什么时候|何时|哪一?年|哪个月|哪一?天|时期|年代|几时|什么时间"
+            r"|\bwhen\b|\bwhat (?:year|date|time)\b|\bwhich (?:year|date)\b",
+            re.I,
+        ),
+    ),
+    (
+        "place",
+        re.compile(
+            r"哪里|哪儿|什么地方|何地|何处|地址|地点|位置|在哪|哪个(?:国家|城市|省|地区|州)"
+            r"|\bwhere\b",
+            re.I,
+        ),
+    ),
+    (
+        "alias",
+        re.compile(
+            r"又称|别称|别名|又名|称为|称作|叫做|叫什么|\balso known\b|\bcalled\b", re.I
+        ),
+    ),
+)
+
+# Parallel items: a head word with a number or letter ("level 1", "sev2", "tier b"),
+# ordinals and levels in Chinese ("二级", "第三类", "一线"), and years.
+_LETTER_HEAD_TEXT = (
+    "level tier grade class category type group option plan phase stage zone band "
+    "schedule appendix annex section part exhibit track lane wave"
+)
+_LETTER_HEADS = frozenset(_LETTER_HEAD_TEXT.split())
+_EN_DESIGNATOR = re.compile(r"\b([a-z]{1,12})[ -]?(\d{1,3}|[ivx]{1,4}|[a-h])\b")
+_ZH_NUMERAL = "一二三四五六七八九十百两零〇"
+_ZH_DESIGNATOR = re.compile(
+    rf"第?([{_ZH_NUMERAL}\d]+)"
+    r"(号线|级|线|类|等|档|期|号|阶段|季度|季|版|届|条|章|节|代|组|区|批)"
+)
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8}
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str  # normalised: NFKC, lower case; English words stemmed
+    cjk: bool
+    focus: bool = False
+    written: str = ""  # as the question writes it, before stemming
+
+    @cached_property
+    def index_tokens(self) -> tuple[str, ...]:
+        """The search index's tokens for this term (for its document frequency)."""
+        return tuple(keyword_tokens(self.written or self.text))
+
+
+@dataclass(frozen=True)
+class Designator:
+    head: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    terms: tuple[Term, ...]
+    grams: frozenset[str]  # CJK characters and character pairs, English words
+    numbers: frozenset[str]  # numbers written in the question
+    designators: tuple[Designator, ...]
+    answer_kind: str | None  # "time", "place", "alias" or None
+    asks_number: bool
+
+    @property
+    def content_terms(self) -> tuple[Term, ...]:
+        """Terms whose absence from evidence counts against it."""
+        return tuple(term for term in self.terms if not term.focus)
+
+    def with_focus(self, words: frozenset[str]) -> Question:
+        """The same question with `words` as focus terms (evidence need not hold
+        them: "change", "average" say what to compute, not what about)."""
+        terms = tuple(
+            replace(term, focus=True) if term.text in words else term
+            for term in self.terms
+        )
+        return replace(self, terms=terms)
+
+
+def analyse(question: str) -> Question:
+    text = normalized(question)
+    terms = _terms(question)
+    return Question(
+        text=question,
+        terms=terms,
+        grams=_grams(text),
+        numbers=frozenset(_NUMBER.findall(text.replace(",", ""))),
+        designators=designators_in(text),
+        answer_kind=next(
+            (kind for kind, pattern in _ANSWER_KINDS if pattern.search(text)), None
+        ),
+        asks_number=bool(ASKS_NUMBER.search(text)),
+    )
+
+
+def stem(word: str) -> str:
+    """A crude plural fold for English ("days" matches "day")."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _terms(question: str) -> tuple[Term, ...]:
+    """Content words in order; see the module docstring."""
+    spans: list[tuple[str, bool, str]] = []  # (term, is CJK, the words before it)
+    words: list[str] = []  # every word so far, for the focus test
+    run: list[str] = []
+    run_before = ""
+
+    def flush() -> None:
+        if run:
+            spans.append(("".join(run), True, run_before))
+            run.clear()
+
+    def named(match: re.Match) -> str:
+        spans.append((match.group(match.lastindex or 0), True, ""))
+        return " "
+
+    text = _DOTTED_NAME.sub(named, _TITLE.sub(named, normalized(question)))
+    after_number = False
+    for is_cjk, chunk in iter_terms(text):
+        if is_cjk and after_number and chunk[0] in _NUMBER_UNITS:
+            chunk = chunk[1:]  # the unit of a number ("1969年"), not a word
+        after_number = not is_cjk and bool(_NUMBER.fullmatch(chunk))
+        pieces = segmenter().lcut(chunk, HMM=False) if is_cjk else [chunk]
+        for word in pieces:
+            before = "".join(words[-3:])
+            words.append(word)
+            if not is_cjk:
+                flush()
+                if word not in STOPWORDS and len(word) > 1 and not after_number:
+                    spans.append((word, False, " ".join(words[-3:-1])))
+                continue
+            if (
+                word in STOPWORDS
+                or _QUESTION_WORD.fullmatch(word)
+                or _QUESTION_WORD_START.match(word)
+                or (len(word) == 1 and word in _GLUE_CHARACTERS)
+            ):
+                flush()
+            elif len(word) == 1:
+                if not run:
+                    run_before = before
+                run.append(word)
+            else:
+                flush()
+                spans.append((word, True, before))
+        flush()
+    terms: dict[str, Term] = {}
+    for term, is_cjk, before in spans:
+        if is_cjk and len(term) == 1:
+            continue  # a lone character names little and matches anything
+        text = term if is_cjk else stem(term)
+        focus = text in _ANSWER_KIND_NOUNS or bool(
+            (_FOCUS_ZH if is_cjk else _FOCUS_EN_BEFORE).search(before)
+        )
+        terms.setdefault(text, Term(text, is_cjk, focus, term))
+    return tuple(terms.values())
+
+
+def _grams(text: str) -> frozenset[str]:
+    """CJK characters (but glue) and adjacent pairs, and English words, of the
+    question without its question words."""
+    text = _QUESTION_WORD.sub(" ", text)
+    grams: set[str] = set()
+    for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
+        grams.update(char for char in run if char not in _GLUE_CHARACTERS)
+        grams.update(run[i : i + 2] for i in range(len(run) - 1))
+    grams.update(
+        stem(word)
+        for word in re.findall(r"[a-z0-9]+", text)
+        if word not in STOPWORDS and not word.isdigit()
+    )
+    return frozenset(grams)
+
+
+def designators_in(text: str) -> tuple[Designator, ...]:
+    """The parallel items a (normalised) text names."""
+    found: list[Designator] = []
+    for head, value in _EN_DESIGNATOR.findall(text):
+        if head in STOPWORDS or (value.isalpha() and head not in _LETTER_HEADS):
+            continue
+        found.append(Designator(head, _number_value(value)))
+    for value, head in _ZH_DESIGNATOR.findall(text):
+        found.append(Designator(head, _number_value(value)))
+    found.extend(Designator("year", year) for year in _YEAR.findall(text))
+    return tuple(dict.fromkeys(found))
+
+
+def _number_value(value: str) -> str:
+    """ "2", "二", "ii" and "II" are the same item number."""
+    value = unicodedata.normalize("NFKC", value).lower()
+    if value.isdigit():
+        return str(int(value))
+    if value in _ROMAN:
+        return str(_ROMAN[value])
+    if all(char in _ZH_DIGITS or char in "十百" for char in value):
+        return str(_chinese_number(value))
+    return value
+
+
+def _chinese_number(value: str) -> int:
+    total, digit = 0, 0
+    for char in value:
+        if char == "十":
+            total += (digit or 1) * 10
+            digit = 0
+        elif char == "百":
+            total += (digit or 1) * 100
+            digit = 0
+        else:
+            digit = _ZH_DIGITS[char]
+    return total + digit
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))

@@ -1,0 +1,160 @@
+"""Which evidence unit answers the question best.
+
+A unit scores the IDF-weighted share of the question's terms it holds plus the
+IDF-weighted share of the question's characters and character pairs (Chinese
+questions paraphrase; names cut into characters still match), where IDF is over
+the units of this answer's sources: the words that set one unit apart from the
+others count. A term found only in the unit's context (the sentence before, the
+section's first sentence, the heading) counts `CONTEXT_CREDIT` of its weight. A
+unit of the kind of answer asked for (a number, a time, a place, an alias) gets a
+small bonus. A unit about a sibling of the item the question names ("level 2" for
+"level 1") is left out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..tokens import iter_terms, normalized
+from .evidence import Unit
+from .question import Question, Term, designators_in, stem
+
+CONTEXT_CREDIT = 0.7
+SOURCE_WEIGHT = 1.0
+KIND_BONUS = 0.1
+NUMBER_BONUS = 0.15
+
+_KIND_CUES = {
+    "time": re.compile(
+        r"\d+\s*年|\d+\s*月|\d+\s*日|世纪|年代|朝|时期|时代|纪|夜间|白天|[春夏秋冬]|季"
+        r"|早期|晚期|末期|初期|[一二三四五六七八九十〇零]+年|\b(?:1[89]|20)\d\d\b"
+        r"|\b(?:january|february|march|april|may|june|july|august|september|october"
+        r"|november|december)\b",
+        re.I,
+    ),
+    "place": re.compile(
+        r"位于|位在|地处|坐落|座落|分布|省|市|县|区|镇|村|州|国|岛|洲|路|街"
+        r"|\b(?:in|at|located)\b",
+        re.I,
+    ),
+    "alias": re.compile(r"称|名|叫|[「“\"《]|\bknown\b|\bcalled\b", re.I),
+}
+_HAS_NUMBER = re.compile(
+    r"\d|[零一二两三四五六七八九十百千万亿]+(?:[天元年月日个次人倍岁周%]|小时)"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
+    r"thirty|forty|fifty|hundred|thousand)\b",
+    re.IGNORECASE,
+)
+
+
+class Matcher:
+    """What a text holds: CJK terms and characters by substring, words by token."""
+
+    def __init__(self, text: str) -> None:
+        self.text = normalized(text)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return frozenset(
+            stem(term) for is_cjk, term in iter_terms(self.text) if not is_cjk
+        )
+
+    def has(self, term: Term | str) -> bool:
+        text = term.text if isinstance(term, Term) else term
+        if text.isascii():
+            return text in self.words
+        return text in self.text
+
+    def presence(self, term: Term) -> float:
+        """1 when the text holds the term; for a long CJK term, the share of its
+        character pairs it holds (a name written a little differently)."""
+        if self.has(term):
+            return 1.0
+        if term.cjk and len(term.text) >= 3:
+            pairs = [term.text[i : i + 2] for i in range(len(term.text) - 1)]
+            return sum(pair in self.text for pair in pairs) / len(pairs)
+        return 0.0
+
+
+@dataclass(frozen=True)
+class Scored:
+    score: float
+    unit: Unit
+    own: float  # the part of the score that comes from the unit and its context
+
+
+def local_weights(items: Iterable, matchers: Sequence[Matcher]) -> dict:
+    """IDF of each item over `matchers` (BM25's form, never negative)."""
+    count = len(matchers)
+    weights = {}
+    for item in items:
+        frequency = sum(matcher.has(item) for matcher in matchers)
+        weights[item] = math.log1p((count - frequency + 0.5) / (frequency + 0.5))
+    return weights
+
+
+def rank_units(
+    question: Question,
+    units: Sequence[Unit],
+    source_coverage: Mapping[str, float] | None = None,
+) -> list[Scored]:
+    """Units best first, siblings of the item the question names left out.
+
+    `source_coverage` (per source id, 0..1) adds how much of the question the
+    unit's source holds, so that a unit is not preferred for the words it shares
+    with the question when its source is about something else.
+    """
+    if not units or not (question.terms or question.grams):
+        return []
+    own = [Matcher(f"{unit.text} {unit.header}") for unit in units]
+    around = [Matcher(unit.context) for unit in units]
+    term_weights = local_weights(question.terms, own)
+    gram_weights = local_weights(question.grams, own)
+    scored = []
+    for unit, inside, outside in zip(units, own, around, strict=True):
+        if is_sibling(question, unit):
+            continue
+        own = _share(term_weights, inside, outside) + _share(
+            gram_weights, inside, outside
+        )
+        cue = _KIND_CUES.get(question.answer_kind or "")
+        if cue is not None:
+            own += KIND_BONUS * bool(cue.search(unit.quote))
+        elif question.asks_number and _HAS_NUMBER.search(unit.quote):
+            own += NUMBER_BONUS
+        source = SOURCE_WEIGHT * (source_coverage or {}).get(unit.source_id, 0.0)
+        scored.append(Scored(own + source, unit, own))
+    scored.sort(key=lambda s: (-s.score, s.unit.rank, s.unit.position))
+    return scored
+
+
+def _share(weights: dict, inside: Matcher, outside: Matcher) -> float:
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    found = sum(
+        weight
+        if inside.has(item)
+        else CONTEXT_CREDIT * weight
+        if outside.has(item)
+        else 0.0
+        for item, weight in weights.items()
+    )
+    return found / total
+
+
+def is_sibling(question: Question, unit: Unit) -> bool:
+    """The unit (with its context) names a parallel item the question does not
+    ("level 2", "2018", "二级"), and not the one it does."""
+    if not question.designators:
+        return False
+    named = set(designators_in(normalized(f"{unit.text} {unit.header} {unit.context}")))
+    for wanted in question.designators:
+        siblings = {d for d in named if d.head == wanted.head and d != wanted}
+        if siblings and wanted not in named:
+            return True
+    return False

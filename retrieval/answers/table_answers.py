@@ -1,0 +1,478 @@
+"""Questions about a table's cells, answered from the table.
+
+The question's row is the table row whose label it names best (the IDF-weighted
+share of the label's words the question holds, and of the question's words the
+label holds); its columns are those whose labels hold the years (or other words)
+it names. Then:
+
+- a change, percentage change, average, sum, difference, ratio or percentage is
+  computed (`calculator`) and the claim carries the calculation: "Other, change
+  from 2018 to 2019: 44.1 − 56.7 = -12.6";
+- "which year ... highest" compares the row's cells;
+- any other question asking for a value gets the cell, labelled by its row and
+  column: "Total sales, 2019: $1,496.5".
+
+Nothing is answered from a table unless the row and columns are named clearly
+enough; the sentence and row ranking of the other modules answers the rest.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..tokens import normalized
+from .calculator import CalculationError, calculate, describe, parse_number
+from .evidence import tables_of
+from .question import Question, Term, analyse, has_cjk
+from .ranking import Matcher
+from .tables import Row, Table
+from .types import Claim, Operand, Operation, Source, TermStatistics
+
+# How clearly a question must name a row: the share of the label it names, and
+# the share of its own words (apart from the operation and the years) in the label.
+MIN_LABEL_SHARE = 0.6
+MIN_QUESTION_SHARE = 0.5
+
+_PERCENTAGE_CHANGE = re.compile(
+    r"percent(?:age)? (?:change|increase|decrease|growth|decline|rise|fall)"
+    r"|% (?:change|increase|decrease)|growth rate|rate of (?:change|growth)"
+    r"|percentage (?:increase|decrease) ?/ ?\(?(?:increase|decrease)\)?"
+    r"|(?:增长|下降|变化|减少)(?:率|幅度|的百分比)|同比(?:增长|变化)",
+    re.I,
+)
+_CHANGE = re.compile(
+    r"\b(?:change|increase|decrease|growth|grow|grew|decline|declined|movement"
+    r"|variance|rise|fall)\b|变化|变动|增加|减少|增长|下降",
+    re.I,
+)
+_AVERAGE = re.compile(r"\b(?:average|mean)\b|平均", re.I)
+_SUM = re.compile(
+    r"\b(?:total|sum|combined|altogether|aggregate)\b|总和|合计|总共", re.I
+)
+_DIFFERENCE = re.compile(r"\bdifference\b|差额|相差|差距", re.I)
+_RATIO = re.compile(r"\bratio\b|\bproportion\b|比率|比值", re.I)
+_PERCENTAGE = re.compile(
+    r"\bwhat percentage\b|\bpercentage of\b|\bas a percentage\b|\bpercent of\b"
+    r"|\bshare of\b|占.*(?:比例|百分比|比重)",
+    re.I,
+)
+_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:year|period)\b|哪一?年", re.I)
+_MOST = re.compile(
+    r"\b(?:highest|largest|greatest|most|higher|larger|greater|more|bigger|biggest)\b"
+    r"|最高|最大|最多|更高|更大|更多",
+    re.I,
+)
+_LEAST = re.compile(
+    r"\b(?:lowest|smallest|least|lower|smaller|less|fewer)\b|最低|最小|最少|更低|更小",
+    re.I,
+)
+_PAIR = (
+    re.compile(r"\bratio of (?P<a>.+?) (?:to|and|over|versus|vs\.?) (?P<b>.+?)$", re.I),
+    re.compile(
+        r"\b(?:proportion|percentage|percent|share) of (?P<a>.+?) "
+        r"(?:over|to|in|of|out of|within|from|relative to|compared to) "
+        r"(?:the )?(?P<b>total .+?|.+?)$",
+        re.I,
+    ),
+    re.compile(r"\bdifference between (?P<a>.+?) and (?P<b>.+?)$", re.I),
+    re.compile(r"\b(?:sum|total) of (?P<a>.+?) and (?P<b>.+?)$", re.I),
+)
+# Words that say what to do, not which row: left out when rows are matched.
+OPERATION_WORDS = frozenset(
+    [
+        "change",
+        "increase",
+        "decrease",
+        "percentage",
+        "percent",
+        "growth",
+        "average",
+        "mean",
+        "total",
+        "sum",
+        "difference",
+        "ratio",
+        "proportion",
+        "share",
+        "amount",
+        "value",
+        "year",
+        "years",
+        "respective",
+        "respectively",
+        "between",
+        "from",
+        "both",
+        "combined",
+        "period",
+        "fiscal",
+        "fy",
+    ]
+)
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+
+
+@dataclass(frozen=True)
+class Match:
+    source: Source
+    table: Table
+    row: Row
+    score: float
+
+
+def table_claims(
+    question: Question,
+    sources: Sequence[Source],
+    statistics: TermStatistics | None,
+) -> list[Claim]:
+    """Claims answered from a table of `sources`, or [] when none fits."""
+    tables = [(source, table) for source in sources for table in tables_of(source)]
+    tables = [(source, table) for source, table in tables if table.rows]
+    if not tables:
+        return []
+    text = normalized(question.text).rstrip("?？ ")
+    operation = _operation(text)
+    pair = _pair(text) if operation in _PAIR_OPERATIONS else None
+    if pair is not None:
+        first, second = (_best_row(analyse(part), tables, statistics) for part in pair)
+        if first and second and first.table is second.table and first.row != second.row:
+            return _two_rows(question, operation, first, second)
+    match = _best_row(question, tables, statistics)
+    if match is None:
+        return []
+    columns = _columns(question, match.table, match.row)
+    if _WHICH_YEAR.search(text) and (_MOST.search(text) or _LEAST.search(text)):
+        return _extreme(match, bool(_MOST.search(text)))
+    if operation is not None:
+        return _one_row(question, operation, match, columns)
+    if question.asks_number and columns:
+        return [_cells(match, columns)]
+    return []
+
+
+_PAIR_OPERATIONS = frozenset(
+    {Operation.RATIO, Operation.PERCENTAGE, Operation.DIFFERENCE, Operation.SUM}
+)
+
+
+def _operation(text: str) -> Operation | None:
+    if _PERCENTAGE_CHANGE.search(text):
+        return Operation.PERCENTAGE_CHANGE
+    if _AVERAGE.search(text):
+        return Operation.AVERAGE
+    if _RATIO.search(text):
+        return Operation.RATIO
+    if _PERCENTAGE.search(text):
+        return Operation.PERCENTAGE
+    if _DIFFERENCE.search(text):
+        return Operation.DIFFERENCE
+    if _CHANGE.search(text):
+        return Operation.CHANGE
+    if _SUM.search(text):
+        return Operation.SUM
+    return None
+
+
+def _pair(text: str) -> tuple[str, str] | None:
+    """The two rows of "ratio of A to B", "difference between A and B", ..."""
+    for pattern in _PAIR:
+        match = pattern.search(text)
+        if match:
+            a, b = (_trim_part(match[part]) for part in ("a", "b"))
+            if a and b and not (_YEAR.fullmatch(a) and _YEAR.fullmatch(b)):
+                return a, b
+    return None
+
+
+def _trim_part(part: str) -> str:
+    """A row phrase without the year or period after it ("B in 2019")."""
+    part = re.split(
+        r"\b(?:in|for|as at|as of|at|during|of fiscal|on|between)\b\s*"
+        r"(?:fy|fiscal|year)?\s*(?:19|20)\d\d\b.*$",
+        part,
+    )[0]
+    return part.strip(" ,.?")
+
+
+# --- Rows and columns ----------------------------------------------------------
+
+
+def _best_row(
+    question: Question,
+    tables: list[tuple[Source, Table]],
+    statistics: TermStatistics | None,
+) -> Match | None:
+    wanted = [term for term in question.terms if term.text not in OPERATION_WORDS]
+    if not wanted:
+        return None
+    asked = Matcher(question.text)
+    best: Match | None = None
+    for source, table in tables:
+        for row in table.rows:
+            label_terms = [
+                term
+                for term in analyse(row.label).terms
+                if term.text not in OPERATION_WORDS or asked.has(term)
+            ]
+            if not label_terms:
+                continue
+            label = Matcher(row.label)
+            label_share = _weighted_share(label_terms, asked, statistics)
+            question_share = _weighted_share(wanted, label, statistics)
+            if label_share < MIN_LABEL_SHARE or question_share < MIN_QUESTION_SHARE:
+                continue
+            score = 2 * label_share * question_share / (label_share + question_share)
+            if best is None or score > best.score:
+                best = Match(source, table, row, score)
+    return best
+
+
+def _weighted_share(
+    terms: Sequence[Term], text: Matcher, statistics: TermStatistics | None
+) -> float:
+    weights = {term: _weight(term, statistics) for term in terms}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    return sum(w for term, w in weights.items() if text.has(term)) / total
+
+
+def _weight(term: Term, statistics: TermStatistics | None) -> float:
+    if statistics is None or not statistics.size:
+        return 1.0
+    frequency = min(
+        (statistics.frequency(token) for token in term.index_tokens), default=0
+    )
+    return math.log1p((statistics.size - frequency + 0.5) / (frequency + 0.5))
+
+
+def _numeric(row: Row, column: int) -> Decimal | None:
+    return parse_number(row.value(column))
+
+
+def _columns(question: Question, table: Table, row: Row) -> list[int]:
+    """The value columns the question names, in the order it names them: by year,
+    else by the words of their labels; a table with one value column has it."""
+    text = normalized(question.text)
+    numeric = [c for c in table.value_columns if _numeric(row, c) is not None]
+    chosen: list[int] = []
+    for year in _YEAR.findall(text):
+        columns = [c for c in numeric if year in table.columns[c]]
+        if columns:
+            chosen.append(_closest_label(columns, table, text))
+    if chosen:
+        return list(dict.fromkeys(chosen))
+    named = [
+        c
+        for c in numeric
+        if table.columns[c]
+        and not _YEAR.search(table.columns[c])
+        and Matcher(question.text).has(normalized(table.columns[c]))
+    ]
+    if named:
+        return named
+    return numeric if len(numeric) == 1 else []
+
+
+def _closest_label(columns: list[int], table: Table, text: str) -> int:
+    """Of columns sharing a year ("2019", "2019 %"), the one whose other words
+    the question holds, else the first."""
+    asked = Matcher(text)
+    for column in columns:
+        words = [
+            w
+            for w in analyse(table.columns[column]).terms
+            if not _YEAR.fullmatch(w.text)
+        ]
+        if words and all(asked.has(word) for word in words):
+            return column
+    return columns[0]
+
+
+def _ordered_by_time(table: Table, columns: list[int]) -> list[int]:
+    """Earlier first when the labels say years; as asked otherwise."""
+    years = [_YEAR.search(table.columns[c]) for c in columns]
+    if all(years):
+        return sorted(columns, key=lambda c: _YEAR.search(table.columns[c]).group())
+    return columns
+
+
+def _previous_year_column(table: Table, row: Row, column: int) -> int | None:
+    match = _YEAR.search(table.columns[column])
+    if match is None:
+        return None
+    earlier = str(int(match.group()) - 1)
+    for other in table.value_columns:
+        if earlier in table.columns[other] and _numeric(row, other) is not None:
+            return other
+    return None
+
+
+# --- Claims -------------------------------------------------------------------
+
+
+def _operand(match: Match, row: Row, column: int) -> Operand:
+    return Operand(
+        value=_numeric(row, column),
+        source_id=match.source.id,
+        label=_cell_label(match.table, row, column),
+        text=row.value(column),
+    )
+
+
+def _cell_label(table: Table, row: Row, column: int) -> str:
+    name = table.columns[column] if column < len(table.columns) else ""
+    comma = "，" if has_cjk(row.label + name) else ", "
+    return f"{row.label}{comma}{name}" if name else row.label
+
+
+_NAMES = {
+    Operation.CHANGE: "change",
+    Operation.PERCENTAGE_CHANGE: "percentage change",
+    Operation.AVERAGE: "average",
+    Operation.SUM: "total",
+    Operation.DIFFERENCE: "difference",
+    Operation.RATIO: "ratio",
+    Operation.PERCENTAGE: "percentage",
+}
+
+
+def _calculated(
+    operation: Operation, operands: list[Operand], match: Match, words: str
+) -> list[Claim]:
+    decimals = (
+        2
+        if operation not in (Operation.CHANGE, Operation.SUM, Operation.DIFFERENCE)
+        else max((_places(operand.value) for operand in operands), default=0)
+    )
+    try:
+        calculation = calculate(operation, operands, decimals=decimals)
+    except CalculationError:
+        return []
+    return [
+        Claim(
+            text=f"{words}: {describe(calculation)}",
+            source_ids=[match.source.id],
+            quote=match.row.quote,
+            calculation=calculation,
+        )
+    ]
+
+
+def _places(value: Decimal) -> int:
+    return max(0, -value.as_tuple().exponent)
+
+
+def _one_row(
+    question: Question, operation: Operation, match: Match, columns: list[int]
+) -> list[Claim]:
+    table, row = match.table, match.row
+    if operation in (
+        Operation.CHANGE,
+        Operation.PERCENTAGE_CHANGE,
+        Operation.DIFFERENCE,
+    ):
+        if len(columns) == 1:
+            previous = _previous_year_column(table, row, columns[0])
+            columns = [previous, columns[0]] if previous is not None else []
+        if len(columns) != 2:
+            return []
+        if operation is Operation.DIFFERENCE:
+            operation = Operation.CHANGE
+        columns = _ordered_by_time(table, columns)
+    elif operation is Operation.AVERAGE:
+        if len(columns) == 1:
+            previous = _previous_year_column(table, row, columns[0])
+            columns = [previous, columns[0]] if previous is not None else []
+        elif not columns:
+            columns = [c for c in table.value_columns if _numeric(row, c) is not None]
+        if len(columns) < 2:
+            return []
+    elif operation is Operation.SUM:
+        if len(columns) < 2:
+            return []
+    else:
+        if len(columns) != 2:
+            return []
+    operands = [_operand(match, row, column) for column in columns]
+    names = [table.columns[c] or str(c) for c in columns]
+    if operation in (Operation.CHANGE, Operation.PERCENTAGE_CHANGE):
+        words = f"{row.label}, {_NAMES[operation]} from {names[0]} to {names[-1]}"
+    else:
+        words = f"{row.label}, {_NAMES[operation]} of {', '.join(names)}"
+    return _calculated(operation, operands, match, words)
+
+
+def _two_rows(
+    question: Question, operation: Operation, first: Match, second: Match
+) -> list[Claim]:
+    table = first.table
+    columns = [
+        c
+        for c in _columns(question, table, first.row)
+        if _numeric(second.row, c) is not None
+    ]
+    if not columns:
+        shared = [
+            c
+            for c in table.value_columns
+            if _numeric(first.row, c) is not None
+            and _numeric(second.row, c) is not None
+        ]
+        columns = shared[:1] if len(shared) == 1 else []
+    if len(columns) != 1:
+        return []
+    column = columns[0]
+    operands = [
+        _operand(first, first.row, column),
+        _operand(first, second.row, column),
+    ]
+    name = table.columns[column]
+    words = (
+        f"{_NAMES[operation].capitalize()} of {first.row.label} and "
+        f"{second.row.label}{f', {name}' if name else ''}"
+    )
+    return _calculated(operation, operands, first, words)
+
+
+def _cells(match: Match, columns: list[int]) -> Claim:
+    cjk = has_cjk(match.row.quote)
+    colon, glue = ("：", "；") if cjk else (": ", "; ")
+    parts = [
+        f"{_cell_label(match.table, match.row, column)}{colon}{match.row.value(column)}"
+        for column in columns
+    ]
+    return Claim(
+        text=glue.join(parts), source_ids=[match.source.id], quote=match.row.quote
+    )
+
+
+def _extreme(match: Match, most: bool) -> list[Claim]:
+    table, row = match.table, match.row
+    cells = [
+        (value, column)
+        for column in table.value_columns
+        if (value := _numeric(row, column)) is not None
+        and _YEAR.search(table.columns[column])
+    ]
+    if len(cells) < 2:
+        return []
+    value, column = (max if most else min)(cells)
+    others = "; ".join(
+        f"{table.columns[c]}: {row.value(c)}" for _, c in cells if c != column
+    )
+    word = "highest" if most else "lowest"
+    return [
+        Claim(
+            text=(
+                f"{row.label} is {word} in {table.columns[column]} "
+                f"({row.value(column)}; {others})"
+            ),
+            source_ids=[match.source.id],
+            quote=row.quote,
+        )
+    ]

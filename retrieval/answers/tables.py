@@ -1,0 +1,130 @@
+"""Tables as our parsers write them (one `a | b | c` line per row) read back into
+rows and columns: which rows are headers, what each column is called, which
+cells of a row are its label and which its values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .calculator import parse_number
+
+CELL_SEPARATOR = "|"
+_NUMERIC = re.compile(r"\d")
+_YEAR_ONLY = re.compile(
+    r"^(?:(?:fy|fiscal|year|q[1-4]|h[12])?\s*'?(?:19|20)?\d\d(?:\s*/\s*\d{2,4})?|"
+    r"[a-z]+\.? \d{1,2},? (?:19|20)\d\d|(?:19|20)\d\d\s*年)$",
+    re.IGNORECASE,
+)
+MAX_HEADER_ROWS = 3
+_SPACED_DIGITS = re.compile(r"(?<=\b\d) (?=\d\b)")  # "2 0 1 8" is 2018
+
+
+def is_row_line(line: str) -> bool:
+    return " | " in line or line.startswith("| ") or line.endswith(" |")
+
+
+def split_cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.split(CELL_SEPARATOR)]
+
+
+@dataclass(frozen=True)
+class Row:
+    quote: str  # the row as the source writes it
+    cells: tuple[str, ...]
+    label: str  # what the row is about: its first cell, after its section's label
+
+    def value(self, column: int) -> str:
+        return self.cells[column] if column < len(self.cells) else ""
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[str, ...]  # a label per column ("" where the header says none)
+    rows: tuple[Row, ...]  # data rows, in order
+    header_quotes: tuple[str, ...]  # the header rows as written
+
+    @property
+    def value_columns(self) -> range:
+        return range(1, len(self.columns))
+
+
+def read_table(lines: Sequence[str]) -> Table:
+    """The header rows (leading rows without values other than years and dates),
+    column labels joined down those rows, and data rows labelled by their first
+    cell, with the label of a section row (a label without values) before it."""
+    cells = [split_cells(line) for line in lines]
+    width = max(len(row) for row in cells)
+    cells = [row + [""] * (width - len(row)) for row in cells]
+    header_count = _header_rows(cells)
+    columns = _column_labels(cells[:header_count], width)
+    rows: list[Row] = []
+    section = ""
+    for line, row in zip(lines[header_count:], cells[header_count:], strict=True):
+        if row[0] and not any(row[1:]):
+            section = row[0].rstrip(":：")
+            continue
+        label = row[0] or section
+        if section and row[0] and section not in row[0]:
+            label = f"{section} {row[0]}"
+        rows.append(Row(quote=line, cells=tuple(row), label=label))
+    return Table(tuple(columns), tuple(rows), tuple(lines[:header_count]))
+
+
+def _header_rows(cells: list[list[str]]) -> int:
+    """How many leading rows are headers: captions (a label alone) and rows whose
+    value cells hold no amounts, only words, years and dates ("December 31",
+    "2019", "U.S. $ in thousands").
+
+    A chunk may start in the middle of a table: its first row is then data, which
+    shows as amounts like those of the rows below.
+    """
+    if len(cells) < 2:
+        return 0
+    count = 0
+    for row in cells[: MAX_HEADER_ROWS + 1]:
+        if not any(row) or any(_is_amount(cell) for cell in row[1:] if cell):
+            break
+        count += 1
+    if count == len(cells) or not any(
+        _is_amount(cell) for row in cells[count:] for cell in row[1:]
+    ):
+        # Text only: the first row names the columns when the others differ from it.
+        return 1 if _looks_like_header(cells[0], cells[1:]) else 0
+    return count
+
+
+def _is_amount(cell: str) -> bool:
+    """A number the way tables write amounts ("1,250", "(3.9)", "$ 12", "4%"), but
+    not a year, which names a column."""
+    return parse_number(cell) is not None and not _YEAR_ONLY.match(cell)
+
+
+def _looks_like_header(first: list[str], others: list[list[str]]) -> bool:
+    numbers = [n for cell in first for n in re.findall(r"\d+(?:\.\d+)?", cell)]
+    if not numbers:
+        return True
+    others_have_numbers = any(re.search(r"\d", " ".join(row)) for row in others)
+    return others_have_numbers and all(_YEAR_ONLY.match(cell) for cell in first if cell)
+
+
+def _column_labels(header: list[list[str]], width: int) -> list[str]:
+    """A label per column: each header row's cell, where an upper row with a single
+    cell over the value columns (a caption like "Years ended June 30,") covers all
+    of them and a cell of a wider upper row spans the empty cells to its right."""
+    labels = [[] for _ in range(width)]
+    for index, row in enumerate(header):
+        filled = list(row)
+        last = index == len(header) - 1
+        values = [cell for cell in row[1:] if cell]
+        if not last and len(values) == 1 and width > 2:
+            filled[1:] = [values[0]] * (width - 1)
+        elif not last:
+            for column in range(2, width):
+                if not filled[column] and filled[column - 1]:
+                    filled[column] = filled[column - 1]
+        for column, cell in enumerate(filled):
+            if cell and cell not in labels[column]:
+                labels[column].append(cell)
+    return [_SPACED_DIGITS.sub("", " ".join(parts)) for parts in labels]
