@@ -21,6 +21,7 @@ from .types import Section, Source
 _SENTENCE = re.compile(
     r"[^。！？!?\n]+?(?:[。！？!?]+[”’」』）)\"']*|\.(?=\s|$)[”’\"')]*|$)|[^。！？!?\n]+"
 )
+_CLAUSE_END = re.compile(r"[^；;]+(?:[；;]|$)")
 _HAS_NUMBER = re.compile(r"\d")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -40,6 +41,7 @@ class Unit:
     row: Row | None = None
     rank: int = 0  # the rank of its source in the search
     position: int = 0  # its order in the source
+    continues: bool = False  # a clause after "；" or ";" of the sentence before
 
     @property
     def context(self) -> str:
@@ -111,16 +113,28 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
             if not _is_evidence(sentence) or _normal(sentence) in headings:
                 continue
             lead = lead or sentence
-            yield Unit(
-                source_id,
-                sentence,
-                sentence,
-                heading,
-                before=before,
-                lead="" if lead == sentence else lead,
-            )
-            before = sentence
+            # Clauses after a semicolon are statements of their own, often about
+            # parallel items ("一线城市…600 元；其他城市…450 元").
+            for index, clause in enumerate(_clauses(sentence)):
+                yield Unit(
+                    source_id,
+                    clause,
+                    clause,
+                    heading,
+                    before=before,
+                    lead="" if lead in (sentence, clause) else lead,
+                    continues=index > 0,
+                )
+                before = clause
     yield from table()
+
+
+def _clauses(sentence: str) -> list[str]:
+    parts = [part.strip() for part in _CLAUSE_END.findall(sentence)]
+    parts = [part for part in parts if part]
+    if len(parts) < 2 or not all(_is_evidence(part) for part in parts):
+        return [sentence]
+    return parts
 
 
 def _row_units(source_id: str, table: Table, heading: str) -> Iterator[Unit]:

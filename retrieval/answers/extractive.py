@@ -108,8 +108,8 @@ class ExtractiveChat:
             if candidate is not best and _names_a_sibling(candidate.unit, compounds):
                 continue
             text, quote = _claim_text(candidate.unit)
-            if quote in claims:
-                continue
+            if any(quote in known or known in quote for known in claims):
+                continue  # one clause, or the sentence it is part of, is enough
             if claims and length + len(text) > CLAIM_CHARS:
                 continue
             length += len(text)
@@ -173,7 +173,11 @@ def _unit_matcher(unit: Unit) -> Matcher:
 def _claim_text(unit: Unit) -> tuple[str, str]:
     """(what the claim says, what it quotes): a sentence whose subject is set by
     the sentence before it is quoted with that sentence."""
-    if unit.before and unit.row is None and _ANAPHOR.match(unit.quote):
+    if (
+        unit.before
+        and unit.row is None
+        and (unit.continues or _ANAPHOR.match(unit.quote))
+    ):
         joined = (
             f"{unit.before} {unit.quote}"
             if unit.quote.isascii()

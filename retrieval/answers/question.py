@@ -53,7 +53,7 @@ _ANSWER_KIND_NOUNS = frozenset(_ANSWER_KIND_TEXT.split())
 _FOCUS_ZH = re.compile(
     r"(?:哪个|哪些|哪位|哪种|哪一|哪|什么|何|多少|几)(?:个|种|位|项|家|部|座|条)?$"
 )
-_FOCUS_EN_BEFORE = re.compile(r"(?:^|\s)(?:what|which|how many|how much)$")
+_FOCUS_EN_BEFORE = re.compile(r"(?:^|\s)(?:what|which|how|how many|how much)$")
 
 ASKS_NUMBER = re.compile(
     r"多少|几|多久|多长|多大|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
@@ -106,6 +106,7 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8}
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_VOWEL = re.compile(r"[aeiouy]")
 
 
 @dataclass(frozen=True)
@@ -169,9 +170,26 @@ def analyse(question: str) -> Question:
 
 
 def stem(word: str) -> str:
-    """A crude plural fold for English ("days" matches "day")."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+    """A light English suffix fold, the same for questions and evidence: "days",
+    "carried" and "updated" match "day", "carry" and "update"."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix, replacement in (("sses", "ss"), ("ies", "i"), ("ied", "i")):
+        if word.endswith(suffix):
+            return word[: -len(suffix)] + replacement
+    plural = word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    if plural or word.endswith("eed"):
+        word = word[:-1]
+    else:
+        for suffix in ("ing", "ed"):
+            base = word[: -len(suffix)]
+            if word.endswith(suffix) and len(base) >= 3 and _VOWEL.search(base):
+                word = base
+                break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("y"):
+        word = word[:-1] + "i"
     return word
 
 

@@ -27,7 +27,7 @@ from decimal import Decimal
 from ..tokens import normalized
 from .calculator import CalculationError, calculate, describe, parse_number
 from .evidence import tables_of
-from .question import Question, Term, analyse, has_cjk
+from .question import Question, Term, analyse, has_cjk, stem
 from .ranking import Matcher
 from .tables import Row, Table
 from .types import Claim, Operand, Operation, Source, TermStatistics
@@ -82,37 +82,12 @@ _PAIR = (
     re.compile(r"\b(?:sum|total) of (?P<a>.+?) and (?P<b>.+?)$", re.I),
 )
 # Words that say what to do, not which row: left out when rows are matched.
-OPERATION_WORDS = frozenset(
-    [
-        "change",
-        "increase",
-        "decrease",
-        "percentage",
-        "percent",
-        "growth",
-        "average",
-        "mean",
-        "total",
-        "sum",
-        "difference",
-        "ratio",
-        "proportion",
-        "share",
-        "amount",
-        "value",
-        "year",
-        "years",
-        "respective",
-        "respectively",
-        "between",
-        "from",
-        "both",
-        "combined",
-        "period",
-        "fiscal",
-        "fy",
-    ]
+_OPERATION_TEXT = (
+    "change increase decrease percentage percent growth average mean total sum "
+    "difference ratio proportion share amount value year years respective "
+    "respectively between from both combined period fiscal fy"
 )
+OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 
 
