@@ -33,6 +33,7 @@ _EN_COMPARE = re.compile(
     r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to|against)\s+(?P<b>.+?)\s*[?.!]*$", re.I
 )
 _EN_VERSUS = re.compile(r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)\s*[?.!]*$", re.I)
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _EN_RESPECTIVELY = re.compile(r",?\s*\brespectively\b", re.I)
 _EN_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
 # Words that end a subject after the conjunction ("sick leave | do employees get").
@@ -96,6 +97,9 @@ def _zh_parts(head: str, predicate: str) -> list[str] | None:
 
 
 def _split_english(question: str) -> list[str] | None:
+    # "the difference between A and B in 2019" asks for one computed figure.
+    if _EN_BETWEEN.search(question) and _YEAR.search(question):
+        return None
     for pattern in (_EN_BETWEEN, _EN_COMPARE, _EN_VERSUS):
         match = pattern.search(question)
         if match:

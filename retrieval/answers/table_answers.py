@@ -85,7 +85,9 @@ _PAIR = (
 _OPERATION_TEXT = (
     "change increase decrease percentage percent growth average mean total sum "
     "difference ratio proportion share amount value year years respective "
-    "respectively between from both combined period fiscal fy"
+    "respectively between from both combined period fiscal fy highest largest "
+    "greatest most higher larger greater more bigger lowest smallest least lower "
+    "smaller less"
 )
 OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
@@ -119,12 +121,15 @@ def table_claims(
     match = _best_row(question, tables, statistics)
     if match is None:
         return []
+    if operation is not None and _names_operation(match.row.label, operation):
+        operation = None  # "total sales", "average price": a row, not a sum
     columns = _columns(question, match.table, match.row)
     if _WHICH_YEAR.search(text) and (_MOST.search(text) or _LEAST.search(text)):
         return _extreme(match, bool(_MOST.search(text)))
     if operation is not None:
         return _one_row(question, operation, match, columns)
-    if question.asks_number and columns:
+    # A value asked for by the column it is in ("... in 2019") is that cell.
+    if columns and (question.asks_number or _names_a_column(text, match.table)):
         return [_cells(match, columns)]
     return []
 
@@ -150,6 +155,20 @@ def _operation(text: str) -> Operation | None:
     if _SUM.search(text):
         return Operation.SUM
     return None
+
+
+_OPERATION_PATTERNS = {
+    Operation.SUM: _SUM,
+    Operation.AVERAGE: _AVERAGE,
+    Operation.CHANGE: _CHANGE,
+    Operation.DIFFERENCE: _DIFFERENCE,
+    Operation.RATIO: _RATIO,
+}
+
+
+def _names_operation(label: str, operation: Operation) -> bool:
+    pattern = _OPERATION_PATTERNS.get(operation)
+    return pattern is not None and bool(pattern.search(normalized(label)))
 
 
 def _pair(text: str) -> tuple[str, str] | None:
@@ -251,6 +270,16 @@ def _columns(question: Question, table: Table, row: Row) -> list[int]:
     if named:
         return named
     return numeric if len(numeric) == 1 else []
+
+
+def _names_a_column(text: str, table: Table) -> bool:
+    asked = Matcher(text)
+    return any(
+        year in text or asked.has(normalized(label))
+        for label in table.columns[1:]
+        if label
+        for year in _YEAR.findall(label) or [label]
+    )
 
 
 def _closest_label(columns: list[int], table: Table, text: str) -> int:

@@ -1,0 +1,262 @@
+"""What the extractive answerer must do: context, parallel items, calibrated
+refusals, answers from tables with calculations; through the real ingestion path
+and the API."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+RUNBOOK = b"""# Incident response
+
+## Level 1
+
+A level 1 incident is a full outage. It must be answered within 7 minutes by the
+primary on-call engineer.
+
+## Level 2
+
+A level 2 incident degrades the service for some customers, and the primary on-call
+engineer answers it within 30 minutes during working hours.
+"""
+
+PAGING = b"""# Paging
+
+The primary engineer is paged first. They must acknowledge the page within 5 minutes.
+The secondary engineer is paged after 10 minutes.
+"""
+
+SALES = b"""# Sales by contract type
+
+|  |  | Years Ended September 30, |  |
+| --- | --- | --- | --- |
+|  | 2019 | 2018 | 2017 |
+| Fixed Price | $ 1,452.4 | $ 1,146.2 | $ 1,036.9 |
+| Other | 44.1 | 56.7 | 70.8 |
+| Total sales | $1,496.5 | $1,202.9 | $1,107.7 |
+
+Substantially all of our contracts are fixed-price type contracts.
+"""
+
+LINES = """# 地铁线路
+
+上海轨道交通16号线全长58.96公里，于2013年开通。
+""".encode()
+
+
+def ask(client, question, **body):
+    return client.post("/api/chat", {"question": question, **body}, format="json")
+
+
+def claim_texts(body: dict) -> list[str]:
+    return [claim["text"] for claim in body["claims"]]
+
+
+class TestContext:
+    def test_a_sentence_whose_subject_is_set_by_the_one_before_quotes_both(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, PAGING)
+
+        body = ask(
+            client_for(viewer),
+            "How quickly must the primary engineer acknowledge the page?",
+        ).json()
+
+        assert not body["refused"]
+        assert claim_texts(body)[0] == (
+            "The primary engineer is paged first. They must acknowledge the page "
+            "within 5 minutes."
+        )
+
+    def test_the_heading_names_the_item_a_sentence_is_about(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, RUNBOOK)
+
+        body = ask(
+            client_for(viewer),
+            "Within how many minutes must a level 1 incident be answered?",
+        ).json()
+
+        assert not body["refused"]
+        assert any("7 minutes" in text for text in claim_texts(body))
+        assert body["sources"][0]["heading_path"] == ["Incident response", "Level 1"]
+
+
+class TestParallelItems:
+    @pytest.mark.parametrize(
+        ("question", "wanted", "sibling"),
+        [
+            ("Within how many minutes is a level 1 incident answered?", "7", "30"),
+            ("Within how many minutes is a level 2 incident answered?", "30", "7"),
+        ],
+    )
+    def test_the_item_named_never_its_sibling(
+        self, ingest, viewer, client_for, knowledge_base, question, wanted, sibling
+    ):
+        ingest(knowledge_base, RUNBOOK)
+
+        body = ask(client_for(viewer), question).json()
+
+        answer = " ".join(claim_texts(body))
+        assert f"{wanted} minutes" in answer
+        assert f"{sibling} minutes" not in answer
+
+    def test_an_item_that_only_has_siblings_is_refused(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, RUNBOOK)
+
+        body = ask(
+            client_for(viewer),
+            "Within how many minutes is a level 3 incident answered?",
+        ).json()
+
+        assert body["refused"] is True
+        assert body["refusal_reason"] == "insufficient_evidence"
+
+    def test_a_clause_about_a_sibling_is_not_part_of_the_answer(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(
+            knowledge_base,
+            "# 住宿标准\n\n一线城市住宿费每晚不超过 600 元；其他城市每晚不超过 450 元。\n".encode(),
+        )
+
+        body = ask(client_for(viewer), "一线城市的住宿标准是多少？").json()
+
+        assert claim_texts(body) == ["一线城市住宿费每晚不超过 600 元；"]
+
+    def test_a_number_the_question_names_must_be_in_the_evidence(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, LINES)
+        client = client_for(viewer)
+
+        assert not ask(client, "上海轨道交通16号线全长多少公里？").json()["refused"]
+        refused = ask(client, "上海轨道交通17号线全长多少公里？").json()
+        assert refused["refused"] is True
+
+
+class TestCalibratedRefusal:
+    def test_wording_that_differs_from_the_document_is_still_answered(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, PAGING)
+
+        body = ask(client_for(viewer), "When is the secondary engineer paged?").json()
+
+        assert claim_texts(body) == [
+            "The secondary engineer is paged after 10 minutes."
+        ]
+
+    def test_a_question_about_something_absent_is_refused(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, PAGING)
+
+        body = ask(
+            client_for(viewer), "When is the database administrator paged?"
+        ).json()
+
+        assert body["refused"] is True
+
+
+class TestTables:
+    def test_a_cell_labelled_by_its_row_and_column(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, SALES, filename="sales.md")
+
+        body = ask(
+            client_for(viewer), "What was the amount of total sales in 2019?"
+        ).json()
+
+        assert claim_texts(body) == [
+            "Total sales, Years Ended September 30, 2019: $1,496.5"
+        ]
+        assert body["claims"][0]["calculation"] is None
+        assert body["sources"][0]["filename"] == "sales.md"
+
+    def test_a_change_is_computed_and_carries_its_calculation(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, SALES)
+
+        body = ask(
+            client_for(viewer), "What is the change in Other from 2018 to 2019?"
+        ).json()
+
+        (claim,) = body["claims"]
+        assert claim["text"].endswith("44.1 − 56.7 = -12.6")
+        assert claim["source_ids"] == ["S1"]
+        calculation = claim["calculation"]
+        assert calculation["operation"] == "change"
+        assert calculation["result"] == "-12.6"
+        assert [operand["value"] for operand in calculation["operands"]] == [
+            "56.7",
+            "44.1",
+        ]
+        assert {operand["source_id"] for operand in calculation["operands"]} == {"S1"}
+        assert calculation["operands"][0]["label"] == (
+            "Other, Years Ended September 30, 2018"
+        )
+
+    @pytest.mark.parametrize(
+        ("question", "operation", "result"),
+        [
+            (
+                "What is the percentage change in Other from 2018 to 2019?",
+                "percentage_change",
+                "-22.22",
+            ),
+            ("What is the average Other for 2018 and 2019?", "average", "50.40"),
+            (
+                "What is the ratio of Fixed Price to Total sales in 2019?",
+                "ratio",
+                "0.97",
+            ),
+            (
+                "What is the difference between Total sales and Fixed Price in 2018?",
+                "difference",
+                "56.7",
+            ),
+        ],
+    )
+    def test_operations(
+        self, ingest, viewer, client_for, knowledge_base, question, operation, result
+    ):
+        ingest(knowledge_base, SALES)
+
+        body = ask(client_for(viewer), question).json()
+
+        (claim,) = body["claims"]
+        assert claim["calculation"]["operation"] == operation
+        assert claim["calculation"]["result"] == result
+
+    def test_which_year_compares_the_row(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, SALES)
+
+        body = ask(client_for(viewer), "In which year was Other the highest?").json()
+
+        assert claim_texts(body)[0].startswith(
+            "Other is highest in Years Ended September 30, 2017 (70.8"
+        )
+
+
+class TestLength:
+    def test_at_most_three_claims_whatever_the_parts(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(
+            knowledge_base,
+            "# 假期\n\n年假每年 10 天。病假每年 12 天。产假 158 天。婚假 3 天。\n".encode(),
+        )
+
+        body = ask(client_for(viewer), "年假、病假和产假分别有几天？").json()
+
+        assert 1 <= len(body["claims"]) <= 3
