@@ -267,8 +267,9 @@ CHAT_PROVIDERS = {
     "extractive": "retrieval.answers.extractive.ExtractiveChat",
     "openai-compatible": "retrieval.answers.llm.OpenAICompatibleChat",
 }
-# Least score (0-1 keyword coverage, +0.15 for a number) an extractive claim needs.
-CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.6)
+# Least score of a unit of its own (0-2, docs/answer-quality.md) an extractive claim
+# needs; refusals are decided by coverage, not by this floor.
+CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.3)
 # Turns a conversation keeps; storing one more deletes the oldest.
 CHAT_CONVERSATION_MAX_TURNS = env.int("CHAT_CONVERSATION_MAX_TURNS", default=50)
 # An OpenAI-compatible server for embeddings and/or chat; never required.

@@ -34,10 +34,15 @@ def answerable(
     statistics: TermStatistics | None,
     *,
     context: str = "",
+    numbers: bool = True,
 ) -> bool:
-    """Whether `source` (with `context`, the chosen unit's) answers `question`."""
+    """Whether `source` (with `context`, the chosen unit's) answers `question`.
+
+    `numbers=False` leaves the question's numbers out: a table answer has already
+    found its years among the column labels, and "less than 50" names no cell.
+    """
     evidence = Matcher(" ".join((source.text, " ".join(source.heading_path), context)))
-    if not _numbers_held(question, evidence.text):
+    if numbers and not _numbers_held(question, evidence.text):
         return False
     terms = question.content_terms
     if not terms:

@@ -65,7 +65,7 @@ class ExtractiveChat:
         if claims:
             source = by_id[claims[0].source_ids[0]]
             asked = analysed.with_focus(OPERATION_WORDS)
-            if answerable(asked, source, statistics):
+            if answerable(asked, source, statistics, numbers=False):
                 return claims, None
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
         units = [

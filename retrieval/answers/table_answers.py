@@ -60,7 +60,15 @@ _PERCENTAGE = re.compile(
     r"|\bshare of\b|占.*(?:比例|百分比|比重)",
     re.I,
 )
-_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:year|period)\b|哪一?年", re.I)
+_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:years?|periods?)\b|哪一?年|哪些年", re.I)
+_HOW_MANY_YEARS = re.compile(r"\bhow many (?:of the )?(?:years|periods)\b|几年", re.I)
+_THRESHOLD = re.compile(
+    r"\b(?P<direction>less|lower|below|under|fewer|smaller|greater|more|higher|above"
+    r"|over|larger|exceed(?:ed|s|ing)?)\b(?:\s+than)?\s*"
+    r"(?P<number>[-−$€£(]*\s*\d[\d,]*(?:\.\d+)?\)?%?)",
+    re.I,
+)
+_BELOW = frozenset({"less", "lower", "below", "under", "fewer", "smaller"})
 _MOST = re.compile(
     r"\b(?:highest|largest|greatest|most|higher|larger|greater|more|bigger|biggest)\b"
     r"|最高|最大|最多|更高|更大|更多",
@@ -87,7 +95,7 @@ _OPERATION_TEXT = (
     "difference ratio proportion share amount value year years respective "
     "respectively between from both combined period fiscal fy highest largest "
     "greatest most higher larger greater more bigger lowest smallest least lower "
-    "smaller less"
+    "smaller less exceed exceeded below above under over than"
 )
 OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
@@ -124,6 +132,11 @@ def table_claims(
     if operation is not None and _names_operation(match.row.label, operation):
         operation = None  # "total sales", "average price": a row, not a sum
     columns = _columns(question, match.table, match.row)
+    threshold = _threshold(text)
+    if threshold is not None and (
+        _WHICH_YEAR.search(text) or _HOW_MANY_YEARS.search(text)
+    ):
+        return _beyond(match, *threshold, count=bool(_HOW_MANY_YEARS.search(text)))
     if _WHICH_YEAR.search(text) and (_MOST.search(text) or _LEAST.search(text)):
         return _extreme(match, bool(_MOST.search(text)))
     if operation is not None:
@@ -455,17 +468,65 @@ def _cells(match: Match, columns: list[int]) -> Claim:
     )
 
 
-def _extreme(match: Match, most: bool) -> list[Claim]:
-    table, row = match.table, match.row
-    cells = [
+def _threshold(text: str) -> tuple[bool, Decimal] | None:
+    """(below, the amount) of "less than 1,000", "exceed $2,000"; the amount is
+    taken in the table's own unit, as a question about the table writes it."""
+    match = _THRESHOLD.search(text)
+    if match is None:
+        return None
+    amount = parse_number(match["number"].strip())
+    if amount is None:
+        return None
+    return match["direction"].lower() in _BELOW, amount
+
+
+def _year_cells(table: Table, row: Row) -> list[tuple[Decimal, int]]:
+    return [
         (value, column)
         for column in table.value_columns
         if (value := _numeric(row, column)) is not None
         and _YEAR.search(table.columns[column])
     ]
+
+
+def _beyond(match: Match, below: bool, amount: Decimal, *, count: bool) -> list[Claim]:
+    """The years whose cell is below (or above) `amount`, and how many there are."""
+    table, row = match.table, match.row
+    cells = _year_cells(table, row)
     if len(cells) < 2:
         return []
-    value, column = (max if most else min)(cells)
+    chosen = [
+        (value, column)
+        for value, column in cells
+        if (value < amount if below else value > amount)
+    ]
+    if not chosen:
+        return []
+    listed = "; ".join(f"{table.columns[c]}: {row.value(c)}" for _, c in chosen)
+    word = "below" if below else "above"
+    text = f"{row.label} is {word} the amount asked in {listed}"
+    calculation = None
+    if count:
+        calculation = calculate(
+            Operation.COUNT, [_operand(match, row, c) for _, c in chosen], decimals=0
+        )
+        text += f"; years: {describe(calculation)}"
+    return [
+        Claim(
+            text=text,
+            source_ids=[match.source.id],
+            quote=row.quote,
+            calculation=calculation,
+        )
+    ]
+
+
+def _extreme(match: Match, most: bool) -> list[Claim]:
+    table, row = match.table, match.row
+    cells = _year_cells(table, row)
+    if len(cells) < 2:
+        return []
+    _, column = (max if most else min)(cells)
     others = "; ".join(
         f"{table.columns[c]}: {row.value(c)}" for _, c in cells if c != column
     )

@@ -122,7 +122,8 @@ class TestParallelItems:
     ):
         ingest(
             knowledge_base,
-            "# 住宿标准\n\n一线城市住宿费每晚不超过 600 元；其他城市每晚不超过 450 元。\n".encode(),
+            "# 住宿标准\n\n"
+            "一线城市住宿费每晚不超过 600 元；其他城市每晚不超过 450 元。\n".encode(),
         )
 
         body = ask(client_for(viewer), "一线城市的住宿标准是多少？").json()
@@ -247,6 +248,22 @@ class TestTables:
             "Other is highest in Years Ended September 30, 2017 (70.8"
         )
 
+    def test_years_beyond_an_amount_and_how_many(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, SALES)
+        client = client_for(viewer)
+
+        which = ask(client, "In which year was Other less than 50?").json()
+        assert claim_texts(which) == [
+            "Other is below the amount asked in Years Ended September 30, 2019: 44.1"
+        ]
+        count = ask(client, "How many years did Fixed Price exceed $1,100?").json()
+        (claim,) = count["claims"]
+        assert claim["text"].endswith("; years: 2")
+        assert claim["calculation"]["operation"] == "count"
+        assert claim["calculation"]["result"] == "2"
+
 
 class TestLength:
     def test_at_most_three_claims_whatever_the_parts(
@@ -254,7 +271,7 @@ class TestLength:
     ):
         ingest(
             knowledge_base,
-            "# 假期\n\n年假每年 10 天。病假每年 12 天。产假 158 天。婚假 3 天。\n".encode(),
+            "# 假期\n\n年假每年 10 天。病假每年 12 天。产假 158 天。\n".encode(),
         )
 
         body = ask(client_for(viewer), "年假、病假和产假分别有几天？").json()
