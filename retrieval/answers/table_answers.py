@@ -99,6 +99,9 @@ _OPERATION_TEXT = (
 )
 OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_YEAR_SPAN = re.compile(
+    r"(?<!\d)((?:19|20)\d\d)\s*(?:-|–|to|through|until)\s*((?:19|20)\d\d)(?!\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -267,7 +270,13 @@ def _columns(question: Question, table: Table, row: Row) -> list[int]:
     text = normalized(question.text)
     numeric = [c for c in table.value_columns if _numeric(row, c) is not None]
     chosen: list[int] = []
-    for year in _YEAR.findall(text):
+    years = _YEAR.findall(text)
+    span = _YEAR_SPAN.search(text)
+    if span and (_AVERAGE.search(text) or _SUM.search(text)):
+        # "the average from 2017 to 2019": every year of the span.
+        first, last = sorted(int(year) for year in span.groups())
+        years = [str(year) for year in range(last, first - 1, -1)]
+    for year in years:
         columns = [c for c in numeric if year in table.columns[c]]
         if columns:
             chosen.append(_closest_label(columns, table, text))
@@ -406,7 +415,14 @@ def _one_row(
             previous = _previous_year_column(table, row, columns[0])
             columns = [previous, columns[0]] if previous is not None else []
         elif not columns:
-            columns = [c for c in table.value_columns if _numeric(row, c) is not None]
+            # Every year of the row; not the percentages beside its amounts.
+            columns = [
+                c
+                for c in table.value_columns
+                if _numeric(row, c) is not None
+                and _YEAR.search(table.columns[c])
+                and "%" not in row.value(c)
+            ]
         if len(columns) < 2:
             return []
     elif operation is Operation.SUM:
