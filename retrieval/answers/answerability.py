@@ -26,6 +26,7 @@ from .types import Source, TermStatistics
 
 MIN_COVERAGE = 0.4
 FULL_COVERAGE = 0.6
+RAREST_PRESENCE = 0.5
 
 
 def answerable(
@@ -52,7 +53,7 @@ def answerable(
     if share < MIN_COVERAGE:
         return False
     rarest = max(terms, key=lambda term: (weights[term], len(term.text)))
-    return share >= FULL_COVERAGE or evidence.presence(rarest) >= 0.5
+    return share >= FULL_COVERAGE or evidence.presence(rarest) >= RAREST_PRESENCE
 
 
 def term_weights(

@@ -205,11 +205,12 @@ def _terms(question: str) -> tuple[Term, ...]:
             spans.append(("".join(run), True, run_before))
             run.clear()
 
-    def named(match: re.Match) -> str:
-        spans.append((match.group(match.lastindex or 0), True, ""))
+    def titled(match: re.Match) -> str:
+        spans.append((match.group(1), True, ""))
         return " "
 
-    text = _DOTTED_NAME.sub(named, _TITLE.sub(named, normalized(question)))
+    text = _TITLE.sub(titled, normalized(question))
+    spans.extend((_dotted_name(run), True, "") for run in _DOTTED_NAME.findall(text))
     after_number = False
     for is_cjk, chunk in iter_terms(text):
         if is_cjk and after_number and chunk[0] in _NUMBER_UNITS:
@@ -249,6 +250,14 @@ def _terms(question: str) -> tuple[Term, ...]:
         )
         terms.setdefault(text, Term(text, is_cjk, focus, term))
     return tuple(terms.values())
+
+
+def _dotted_name(run: str) -> str:
+    """The part of "莱昂德罗·内托曾效力过…" that is surely the name: from the
+    character before the first dot to the one after the last ("罗·内"). Where the
+    name's ends are, the words around it do not tell; its dots are its own."""
+    parts = re.split("[·・]", run)
+    return "·".join([parts[0][-1:], *parts[1:-1], parts[-1][:1]])
 
 
 def _grams(text: str) -> frozenset[str]:

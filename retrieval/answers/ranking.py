@@ -23,6 +23,7 @@ from ..tokens import iter_terms, normalized
 from .evidence import Unit
 from .question import Question, Term, designators_in, stem
 
+SIBLING_RULE = True
 CONTEXT_CREDIT = 0.7
 SOURCE_WEIGHT = 1.0
 KIND_BONUS = 0.1
@@ -43,6 +44,7 @@ _KIND_CUES = {
     ),
     "alias": re.compile(r"称|名|叫|[「“\"《]|\bknown\b|\bcalled\b", re.I),
 }
+_CJK_CHARACTER = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _HAS_NUMBER = re.compile(
     r"\d|[零一二两三四五六七八九十百千万亿]+(?:[天元年月日个次人倍岁周%]|小时)"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
@@ -71,13 +73,31 @@ class Matcher:
 
     def presence(self, term: Term) -> float:
         """1 when the text holds the term; for a long CJK term, the share of its
-        character pairs it holds (a name written a little differently)."""
+        character pairs it holds (a name written a little differently), but 0 when
+        the text names a sibling: the term's end under another beginning
+        ("异齿前肛鳗" for "黑尾前肛鳗")."""
         if self.has(term):
             return 1.0
         if term.cjk and len(term.text) >= 3:
+            if SIBLING_RULE and self.names_sibling_of(term.text):
+                return 0.0
             pairs = [term.text[i : i + 2] for i in range(len(term.text) - 1)]
             return sum(pair in self.text for pair in pairs) / len(pairs)
         return 0.0
+
+    def names_sibling_of(self, name: str) -> bool:
+        for start in range(1, len(name) - 1):
+            tail = name[start:]
+            position = self.text.find(tail)
+            if position < 0:
+                continue
+            while position >= 0:
+                before = self.text[position - 1] if position else ""
+                if not _CJK_CHARACTER.match(before):
+                    return False  # the tail stands alone: a short form of the name
+                position = self.text.find(tail, position + 1)
+            return True
+        return False
 
 
 @dataclass(frozen=True)
