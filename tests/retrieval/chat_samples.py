@@ -36,3 +36,16 @@ TABLE = """# 住宿标准
 
 def leave(days: int) -> bytes:
     return f"# 年假\n\n每位员工每年享有 {days} 天带薪年假。\n".encode()
+
+
+# TRAVEL as a Taiwan or Hong Kong office would write it.
+TRAVEL_TRADITIONAL = """# 差旅報銷制度
+
+## 住宿標準
+
+一線城市住宿費每晚不超過 600 元。其他城市每晚不超過 450 元。
+
+## 餐飲補助
+
+出差期間每天發放餐飲補助 100 元，按實際出差天數計算，無需提供發票。
+""".encode()

@@ -5,6 +5,15 @@ from __future__ import annotations
 import pytest
 
 from retrieval.chinese import to_simplified
+from retrieval.embeddings import HashingEmbedder
+from retrieval.tokens import (
+    iter_terms,
+    keyword_tokens,
+    normalized,
+    term_runs,
+    tokenize,
+    word_pairs,
+)
 
 TRADITIONAL = "員工每年享有二十五天帶薪年假，請於人事系統中提出申請。"
 SIMPLIFIED = "员工每年享有二十五天带薪年假，请于人事系统中提出申请。"
@@ -64,3 +73,31 @@ def test_one_character_for_one() -> None:
 def test_nul_and_lone_surrogates_do_not_cut_the_text(separator: str) -> None:
     # The binding would stop at a NUL and cannot encode a lone surrogate.
     assert to_simplified(f"臺{separator}灣{separator}") == f"台{separator}湾{separator}"
+
+
+# --- tokens: indexing and questions see simplified text ------------------------
+
+
+def test_every_tokenizer_sees_simplified_text() -> None:
+    assert keyword_tokens(TRADITIONAL) == keyword_tokens(SIMPLIFIED)
+    assert tokenize(TRADITIONAL) == tokenize(SIMPLIFIED)
+    assert list(iter_terms(TRADITIONAL)) == list(iter_terms(SIMPLIFIED))
+    assert list(term_runs(TRADITIONAL)) == list(term_runs(SIMPLIFIED))
+    assert word_pairs(TRADITIONAL) == word_pairs(SIMPLIFIED)
+    assert normalized(TRADITIONAL) == normalized(SIMPLIFIED)
+    assert "带薪" in keyword_tokens(TRADITIONAL)
+
+
+def test_nfkc_comes_before_the_conversion() -> None:
+    # Fullwidth letters become ASCII; a compatibility ideograph (U+F902) and a
+    # Kangxi radical (U+2F9E) become 車 first, and only then 车.
+    assert tokenize("ＡＢＣ臺灣") == ["abc", "台", "湾", "台湾"]
+    assert tokenize("\uf902") == ["车"]
+    assert tokenize("\u2f9e") == ["车"]
+
+
+def test_traditional_and_simplified_text_embed_alike() -> None:
+    embedder = HashingEmbedder()
+    traditional, simplified = embedder.embed([TRADITIONAL, SIMPLIFIED])
+    assert (traditional == simplified).all()
+    assert embedder.name == "hashing-v2-512"
