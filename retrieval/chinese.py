@@ -7,7 +7,7 @@ chunks, passages and quotes keep the script they were written in.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 import opencc
 
@@ -39,6 +39,22 @@ def to_simplified(text: str) -> str:
     """
     if not _HAN.search(text):
         return text
+    if len(text) <= _REMEMBERED_LENGTH:
+        return _remembered(text)
+    return _convert(text)
+
+
+# Texts are often converted twice in a row (a snapshot row's flag, then its tokens;
+# a question's tokens, its vector, its word pairs): chunk-sized ones are remembered.
+_REMEMBERED_LENGTH = 4096
+
+
+@lru_cache(maxsize=512)
+def _remembered(text: str) -> str:
+    return _convert(text)
+
+
+def _convert(text: str) -> str:
     convert = _converter().convert
     if not _UNSAFE.search(text):
         return convert(text)

@@ -129,10 +129,20 @@ def keyword_tokens(text: str) -> list[str]:
 _SPACES = re.compile(r"\s+")
 
 
-def normalized(text: str) -> str:
+def normalized(text: str, *, fold: bool = True) -> str:
     """NFKC, simplified, lowercase, single spaces: the form `word_pairs` phrases
-    are found in."""
-    return _SPACES.sub(" ", _folded(text))
+    are found in. `fold=False` skips the conversion, for a text that `folds`
+    found the same in simplified script."""
+    if fold:
+        return _SPACES.sub(" ", _folded(text))
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower())
+
+
+def folds(text: str) -> bool:
+    """Whether reading `text` in simplified script changes it (most simplified
+    and all English text stays as it is)."""
+    text = unicodedata.normalize("NFKC", text)
+    return to_simplified(text) != text
 
 
 def word_pairs(text: str) -> list[tuple[str, str, str]]:

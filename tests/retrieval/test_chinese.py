@@ -38,6 +38,12 @@ def test_regional_variants_meet_in_one_form(traditional: str, simplified: str) -
     assert to_simplified(traditional) == simplified
 
 
+def test_long_texts_convert_alike() -> None:
+    # Chunk-sized texts are remembered, longer ones converted each time.
+    assert to_simplified(TRADITIONAL * 200) == SIMPLIFIED * 200
+    assert to_simplified(TRADITIONAL) == SIMPLIFIED
+
+
 def test_simplified_text_is_left_as_it_is() -> None:
     # 著 is also a simplified character (著名, 所著), 么 too (什么).
     text = "鲁迅所著的小说很著名，为什么？" + SIMPLIFIED

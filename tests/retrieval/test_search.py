@@ -10,6 +10,7 @@ from documents.services import document_publish
 from retrieval.index import snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.tokens import normalized
 
 pytestmark = pytest.mark.django_db
 
@@ -355,6 +356,34 @@ class TestSnapshots:
         assert after.size == before.size + added
         kept = after.matrix[: before.size]
         assert (kept == before.matrix).all()
+
+    def test_the_rerank_converts_only_rows_that_change_in_simplified(
+        self, ingest, knowledge_base
+    ):
+        leave = ingest(knowledge_base, LEAVE, filename="leave.md")
+        ingest(knowledge_base, HOTEL, filename="简体.md")
+        ingest(knowledge_base, TestScripts.HOTEL_TRADITIONAL, filename="繁體.md")
+        before = snapshot_cache.snapshots(["kb-company"])[0]
+        # A refresh that drops the archived version keeps the flags on their rows.
+        ingest(
+            knowledge_base,
+            b"# Leave\n\nEvery employee receives 28 days of paid annual leave.\n",
+            filename="leave.md",
+            family_id=leave.family_id,
+            version=2,
+        )
+        snapshot = snapshot_cache.snapshots(["kb-company"])[0]
+        assert snapshot is not before
+        assert leave.pk not in set(snapshot.document_ids)
+
+        texts = dict(Chunk.objects.values_list("id", "text"))
+        filenames = dict(Chunk.objects.values_list("id", "document__filename"))
+        flagged = {}
+        for row, chunk_id in enumerate(snapshot.chunk_ids):
+            text, fold = texts[int(chunk_id)], bool(snapshot.folds[row])
+            assert normalized(text, fold=fold) == normalized(text)
+            flagged[filenames[int(chunk_id)]] = fold
+        assert flagged == {"leave.md": False, "简体.md": False, "繁體.md": True}
 
     def test_memory_per_chunk_is_reported(self, ingest, knowledge_base):
         ingest(knowledge_base, LEAVE * 3)
