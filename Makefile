@@ -45,6 +45,7 @@ bench: venv
 	$(PY) bench/submit_to_claim.py
 	$(PY) bench/ingestion_throughput.py
 	$(PY) bench/query_latency.py
+	$(PY) bench/script_normalisation.py
 
 # The same measurements, smaller, in under two minutes (numbers are noisier).
 bench-quick: venv

@@ -61,7 +61,9 @@ class HashingEmbedder:
 
     Deterministic across processes and machines: the hash is BLAKE2b, not Python's
     salted `hash()`. The dimension and the feature scheme are part of `name`, so
-    vectors stored under one name are never compared with vectors of another.
+    vectors stored under one name are never compared with vectors of another. The
+    features come from the simplified text (`retrieval.tokens`): that is v2, and
+    vectors of traditional text stored under v1 hold other features.
     """
 
     _CACHE_LIMIT = 500_000
@@ -71,7 +73,7 @@ class HashingEmbedder:
         if dimension < 1:
             raise ValueError("dimension must be positive")
         self.dimension = dimension
-        self.name = f"hashing-v1-{dimension}"
+        self.name = f"hashing-v2-{dimension}"
         # feature -> slot + 1, negated for a negative sign (0 never occurs)
         self._slots: dict[str, int] = {}
 

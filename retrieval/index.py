@@ -25,7 +25,7 @@ from documents.models import DocumentStatus, KnowledgeBase
 
 from .embeddings import from_bytes, get_embedder
 from .models import Chunk
-from .tokens import keyword_tokens
+from .tokens import folds, keyword_tokens
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -68,6 +68,9 @@ class Snapshot:
     document_ids: np.ndarray  # object (uuid), one per row
     ordinals: np.ndarray  # int32
     lengths: np.ndarray  # float32 token count per row
+    # bool per row: its text changes in simplified script, so the rerank converts
+    # it (the others, most rows, it reads as they are)
+    folds: np.ndarray
     matrix: np.ndarray  # float32 (rows, dimension)
     postings: Postings
 
@@ -82,6 +85,7 @@ class Snapshot:
             + self.document_ids.nbytes
             + self.ordinals.nbytes
             + self.lengths.nbytes
+            + self.folds.nbytes
             + self.matrix.nbytes
             + self.postings.nbytes()
         )
@@ -122,6 +126,7 @@ def _empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Sna
         document_ids=np.zeros(0, dtype=object),
         ordinals=np.zeros(0, dtype=np.int32),
         lengths=np.zeros(0, dtype=np.float32),
+        folds=np.zeros(0, dtype=bool),
         matrix=np.zeros((0, dimension), dtype=np.float32),
         postings=Postings(),
     )
@@ -168,7 +173,9 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
     # Tokenize only the chunks of newly published documents.
     base = int(keep.sum())
     added_lengths = np.zeros(len(new_rows), dtype=np.float32)
+    added_folds = np.zeros(len(new_rows), dtype=bool)
     for offset, (_, _, _, text, _, _) in enumerate(new_rows):
+        added_folds[offset] = folds(text)
         tokens = Counter(keyword_tokens(text))
         added_lengths[offset] = sum(tokens.values())
         if not tokens:
@@ -223,6 +230,7 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
             ]
         ),
         lengths=np.concatenate(lengths),
+        folds=np.concatenate([snapshot.folds[keep], added_folds]),
         matrix=np.concatenate([snapshot.matrix[keep], added_matrix]),
         postings=Postings.build(
             vocabulary,

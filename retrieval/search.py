@@ -228,6 +228,7 @@ def _rerank(
         snapshot.knowledge_base_id: scores
         for snapshot, scores in zip(snapshots, keyword_scores, strict=True)
     }
+    folds_by_kb = {snapshot.knowledge_base_id: snapshot.folds for snapshot in snapshots}
     bm25 = {
         hit.chunk_id: float(bm25_by_kb[hit.knowledge_base_id][hit.row])
         for hit in candidates
@@ -255,7 +256,13 @@ def _rerank(
             hit.score
             + settings.RETRIEVAL_COVERAGE_WEIGHT * bm25[hit.chunk_id] / best_bm25
             + settings.RETRIEVAL_PROXIMITY_WEIGHT
-            * _share(normalized(texts.get(hit.chunk_id, "")), phrases)
+            * _share(
+                normalized(
+                    texts.get(hit.chunk_id, ""),
+                    fold=bool(folds_by_kb[hit.knowledge_base_id][hit.row]),
+                ),
+                phrases,
+            )
         )
         for hit in candidates
     ]

@@ -1,9 +1,11 @@
 """Tokenizer shared by the embedder and keyword search.
 
-Text is NFKC-normalised (fullwidth letters and digits become ASCII) and lowercased.
-Latin text gives words; numbers stay whole ("3.5", "1,000" -> "1000", "1.2.3"). CJK
-and Hangul runs give character unigrams and bigrams: a dictionary-free stand-in until a
-word segmenter such as jieba is swapped in behind the same functions.
+Text is NFKC-normalised (fullwidth letters and digits become ASCII), folded into
+simplified Chinese (`retrieval.chinese`) and lowercased, so indexing and questions
+meet in one form whatever script either is written in. Latin text gives words;
+numbers stay whole ("3.5", "1,000" -> "1000", "1.2.3"). CJK and Hangul runs come
+whole: `keyword_tokens` cuts them into jieba words for BM25, `tokenize` and the
+embedder into character unigrams and bigrams.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from itertools import pairwise
+
+from .chinese import to_simplified
 
 # Radicals, kana, bopomofo, Han (BMP and supplementary planes), Hangul. Punctuation is
 # left out: after NFKC it is plain ASCII punctuation or ignorable.
@@ -27,9 +31,15 @@ _LATIN_TERM_RE = re.compile(f"{_NUMBER}|{_WORD}")
 _GROUPED_DIGITS_RE = re.compile(r"\d,\d{3}")
 
 
+def _folded(text: str) -> str:
+    """NFKC, simplified, lowercase. NFKC goes first: it turns compatibility
+    ideographs and Kangxi radicals into the characters the converter knows."""
+    return to_simplified(unicodedata.normalize("NFKC", text)).lower()
+
+
 def iter_terms(text: str) -> Iterator[tuple[bool, str]]:
     """Yield (is_cjk_run, term) in text order; CJK runs come whole."""
-    for match in _TERM_RE.finditer(unicodedata.normalize("NFKC", text).lower()):
+    for match in _TERM_RE.finditer(_folded(text)):
         kind = match.lastgroup
         value = match.group()
         if kind == "number":
@@ -52,9 +62,7 @@ def term_runs(text: str) -> Iterator[tuple[bool, list[str]]]:
     The same terms, found with one `findall` per run instead of a match object per
     term: the embedder reads every chunk through it.
     """
-    for index, segment in enumerate(
-        _CJK_RUN_RE.split(unicodedata.normalize("NFKC", text).lower())
-    ):
+    for index, segment in enumerate(_CJK_RUN_RE.split(_folded(text))):
         if index % 2:
             yield True, [segment]
         elif segment:
@@ -121,9 +129,20 @@ def keyword_tokens(text: str) -> list[str]:
 _SPACES = re.compile(r"\s+")
 
 
-def normalized(text: str) -> str:
-    """NFKC, lowercase, single spaces: the form `word_pairs` phrases are found in."""
+def normalized(text: str, *, fold: bool = True) -> str:
+    """NFKC, simplified, lowercase, single spaces: the form `word_pairs` phrases
+    are found in. `fold=False` skips the conversion, for a text that `folds`
+    found the same in simplified script."""
+    if fold:
+        return _SPACES.sub(" ", _folded(text))
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower())
+
+
+def folds(text: str) -> bool:
+    """Whether reading `text` in simplified script changes it (most simplified
+    and all English text stays as it is)."""
+    text = unicodedata.normalize("NFKC", text)
+    return to_simplified(text) != text
 
 
 def word_pairs(text: str) -> list[tuple[str, str, str]]:

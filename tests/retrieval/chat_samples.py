@@ -56,3 +56,15 @@ LEVELS_ZH = """# 事件响应
 ## 二级事件
 二级事件必须在 30 分钟内响应，由团队负责人处理。
 """.encode()
+
+# TRAVEL as a Taiwan or Hong Kong office would write it.
+TRAVEL_TRADITIONAL = """# 差旅報銷制度
+
+## 住宿標準
+
+一線城市住宿費每晚不超過 600 元。其他城市每晚不超過 450 元。
+
+## 餐飲補助
+
+出差期間每天發放餐飲補助 100 元，按實際出差天數計算，無需提供發票。
+""".encode()

@@ -12,7 +12,13 @@ from retrieval.answers.checker import check_claims, numbers_in
 from retrieval.answers.questions import split_question
 from retrieval.answers.types import Claim, Source
 from tests.factories import UserFactory
-from tests.retrieval.chat_samples import HANDBOOK, TABLE, TRAVEL, leave
+from tests.retrieval.chat_samples import (
+    HANDBOOK,
+    TABLE,
+    TRAVEL,
+    TRAVEL_TRADITIONAL,
+    leave,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -146,6 +152,59 @@ class TestAnswers:
         assert {source["knowledge_base_id"] for source in body["sources"]} == {
             "kb-other"
         }
+
+
+class TestScripts:
+    """Either script answers from either; claims quote the source as written."""
+
+    HOTEL_TRADITIONAL = "一線城市住宿費每晚不超過 600 元。"
+
+    def assert_answered_from_the_traditional_document(self, body, document):
+        assert body["refused"] is False
+        assert body["claims"] == [
+            {"text": self.HOTEL_TRADITIONAL, "source_ids": ["S1"], "calculation": None}
+        ]
+        assert body["answer"] == f"{self.HOTEL_TRADITIONAL}[S1]"
+        (source,) = body["sources"]
+        assert source["document_id"] == str(document.pk)
+        assert source["heading_path"] == ["差旅報銷制度", "住宿標準"]
+        assert self.HOTEL_TRADITIONAL in source["excerpt"]
+
+    def test_a_simplified_question_quotes_a_traditional_document(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        document = ingest(knowledge_base, TRAVEL_TRADITIONAL, filename="差旅.md")
+
+        body = ask(client_for(viewer), "一线城市的住宿标准是多少？").json()
+
+        self.assert_answered_from_the_traditional_document(body, document)
+
+    def test_a_traditional_question_quotes_a_traditional_document(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        document = ingest(knowledge_base, TRAVEL_TRADITIONAL, filename="差旅.md")
+
+        body = ask(client_for(viewer), "一線城市的住宿標準是多少？").json()
+
+        self.assert_answered_from_the_traditional_document(body, document)
+
+    def test_a_traditional_question_quotes_a_simplified_document(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        document = ingest(knowledge_base, TRAVEL, filename="差旅.md")
+
+        body = ask(client_for(viewer), "一線城市的住宿標準是多少？").json()
+
+        assert body["refused"] is False
+        assert body["claims"] == [
+            {
+                "text": "一线城市住宿费每晚不超过 600 元。",
+                "source_ids": ["S1"],
+                "calculation": None,
+            }
+        ]
+        assert body["sources"][0]["document_id"] == str(document.pk)
+        assert body["sources"][0]["heading_path"] == ["差旅报销制度", "住宿标准"]
 
 
 def assert_nothing_hidden(body: dict, question: str) -> None:

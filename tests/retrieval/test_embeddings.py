@@ -112,7 +112,7 @@ def test_get_embedder_is_a_process_wide_default() -> None:
     assert isinstance(embedder, HashingEmbedder)
     assert settings.EMBEDDING_DIMENSION == 256  # 1 KiB per chunk in a snapshot
     assert embedder.dimension == settings.EMBEDDING_DIMENSION
-    assert embedder.name == "hashing-v1-256"
+    assert embedder.name == "hashing-v2-256"
 
 
 def test_bytes_round_trip() -> None:

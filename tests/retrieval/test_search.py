@@ -10,6 +10,7 @@ from documents.services import document_publish
 from retrieval.index import snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.tokens import normalized
 
 pytestmark = pytest.mark.django_db
 
@@ -213,6 +214,66 @@ class TestProfiles:
         assert merged[0]["text"].count("Clause") >= 2
 
 
+class TestScripts:
+    """A question in either script finds documents in either; texts stay as written."""
+
+    HOTEL_TRADITIONAL = (
+        "# 住宿標準\n\n一線城市住宿費每晚不超過 600 元；其他城市每晚不超過 450 元。\n"
+    ).encode()
+    # In the question's script, holding more of its words than the other script's
+    # hotel rules do until both scripts are read as one.
+    PARKING = "# 停车\n\n一线城市的停车费每晚另计，住宿期间可免费停车。\n".encode()
+    PARKING_TRADITIONAL = (
+        "# 停車\n\n一線城市的停車費每晚另計，住宿期間可免費停車。\n".encode()
+    )
+
+    @pytest.mark.parametrize("profile", ["keyword", "hybrid-v1"])
+    def test_a_simplified_question_finds_a_traditional_document(
+        self, ingest, viewer, client_for, knowledge_base, profile
+    ):
+        hotel = ingest(knowledge_base, self.HOTEL_TRADITIONAL, filename="住宿.md")
+        ingest(knowledge_base, self.PARKING, filename="停车.md")
+
+        results = post_search(
+            client_for(viewer), "一线城市住宿费每晚多少钱？", profile=profile
+        ).json()["results"]
+
+        assert results[0]["document_id"] == str(hotel.pk)
+        assert results[0]["heading_path"] == ["住宿標準"]
+        assert results[0]["text"] == Chunk.objects.get(document=hotel).text
+        assert "一線城市住宿費每晚不超過 600 元" in results[0]["text"]
+
+    @pytest.mark.parametrize("profile", ["keyword", "hybrid-v1"])
+    def test_a_traditional_question_finds_a_simplified_document(
+        self, ingest, viewer, client_for, knowledge_base, profile
+    ):
+        hotel = ingest(knowledge_base, HOTEL, filename="住宿.md")
+        ingest(knowledge_base, self.PARKING_TRADITIONAL, filename="停車.md")
+
+        results = post_search(
+            client_for(viewer), "一線城市住宿費每晚多少錢？", profile=profile
+        ).json()["results"]
+
+        assert results[0]["document_id"] == str(hotel.pk)
+        assert results[0]["heading_path"] == ["住宿标准"]
+        assert "一线城市住宿费每晚不超过 600 元" in results[0]["text"]
+
+    def test_both_scripts_of_one_text_score_alike(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, HOTEL, filename="简体.md")
+        ingest(knowledge_base, self.HOTEL_TRADITIONAL, filename="繁體.md")
+
+        for question in ("一线城市住宿费每晚多少钱？", "一線城市住宿費每晚多少錢？"):
+            # BM25 itself: rank fusion would tell the two apart by their rank.
+            results = post_search(
+                client_for(viewer), question, profile="keyword"
+            ).json()["results"]
+
+            assert sorted(r["filename"] for r in results) == ["简体.md", "繁體.md"]
+            assert results[0]["score"] == results[1]["score"]
+
+
 class TestDebug:
     def test_reviewer_sees_every_stage(
         self, ingest, reviewer, client_for, knowledge_base
@@ -295,6 +356,34 @@ class TestSnapshots:
         assert after.size == before.size + added
         kept = after.matrix[: before.size]
         assert (kept == before.matrix).all()
+
+    def test_the_rerank_converts_only_rows_that_change_in_simplified(
+        self, ingest, knowledge_base
+    ):
+        leave = ingest(knowledge_base, LEAVE, filename="leave.md")
+        ingest(knowledge_base, HOTEL, filename="简体.md")
+        ingest(knowledge_base, TestScripts.HOTEL_TRADITIONAL, filename="繁體.md")
+        before = snapshot_cache.snapshots(["kb-company"])[0]
+        # A refresh that drops the archived version keeps the flags on their rows.
+        ingest(
+            knowledge_base,
+            b"# Leave\n\nEvery employee receives 28 days of paid annual leave.\n",
+            filename="leave.md",
+            family_id=leave.family_id,
+            version=2,
+        )
+        snapshot = snapshot_cache.snapshots(["kb-company"])[0]
+        assert snapshot is not before
+        assert leave.pk not in set(snapshot.document_ids)
+
+        texts = dict(Chunk.objects.values_list("id", "text"))
+        filenames = dict(Chunk.objects.values_list("id", "document__filename"))
+        flagged = {}
+        for row, chunk_id in enumerate(snapshot.chunk_ids):
+            text, fold = texts[int(chunk_id)], bool(snapshot.folds[row])
+            assert normalized(text, fold=fold) == normalized(text)
+            flagged[filenames[int(chunk_id)]] = fold
+        assert flagged == {"leave.md": False, "简体.md": False, "繁體.md": True}
 
     def test_memory_per_chunk_is_reported(self, ingest, knowledge_base):
         ingest(knowledge_base, LEAVE * 3)
