@@ -45,6 +45,8 @@ _QUESTION_WORD_START = re.compile(r"^(?:哪|几|多少|什么|多[大高长远�
 _TITLE = re.compile(r"《([^》]{1,40})》")
 _DOTTED_NAME = re.compile(r"[\u3400-\u9fff]+(?:[·・][\u3400-\u9fff]+)+")
 _NUMBER_UNITS = frozenset("年月日号个次届期岁倍")
+# A number with its measure word ("两个", "三种") counts things; it names none.
+_COUNTED = re.compile(r"[一二两三四五六七八九十几]+[个种位项家部座条次类]")
 _ANSWER_KIND_TEXT = (
     "地方 地点 地址 位置 时候 时间 名字 名称 原因 方面 特点 作用 内容 情况 方式 类型 "
     "种类 东西 问题 意思 意义 name place time date reason kind type way"
@@ -90,12 +92,17 @@ _ANSWER_KINDS = (
 
 # Parallel items: a head word with a number or letter ("level 1", "sev2", "tier b"),
 # ordinals and levels in Chinese ("二级", "第三类", "一线"), and years.
-_LETTER_HEAD_TEXT = (
+_ITEM_HEAD_TEXT = (
     "level tier grade class category type group option plan phase stage zone band "
-    "schedule appendix annex section part exhibit track lane wave"
+    "schedule appendix annex section part exhibit track lane wave step priority "
+    "severity sev version release region area floor room building site line route "
+    "unit item article clause chapter rule round season quarter week"
 )
-_LETTER_HEADS = frozenset(_LETTER_HEAD_TEXT.split())
+_ITEM_HEADS = frozenset(_ITEM_HEAD_TEXT.split())
+# "level 1", "tier b", "phase ii": a word that names items, then its number or
+# letter; "sev2", "q3", "p1": a short head written together with its number.
 _EN_DESIGNATOR = re.compile(r"\b([a-z]{1,12})[ -]?(\d{1,3}|[ivx]{1,4}|[a-h])\b")
+_EN_JOINED_DESIGNATOR = re.compile(r"\b([a-z]{1,4})(\d{1,3})\b")
 _ZH_NUMERAL = "一二三四五六七八九十百两零〇"
 _ZH_DESIGNATOR = re.compile(
     rf"第?([{_ZH_NUMERAL}\d]+)"
@@ -229,6 +236,7 @@ def _terms(question: str) -> tuple[Term, ...]:
                 word in STOPWORDS
                 or _QUESTION_WORD.fullmatch(word)
                 or _QUESTION_WORD_START.match(word)
+                or _COUNTED.fullmatch(word)
                 or (len(word) == 1 and word in _GLUE_CHARACTERS)
             ):
                 flush()
@@ -280,9 +288,11 @@ def designators_in(text: str) -> tuple[Designator, ...]:
     """The parallel items a (normalised) text names."""
     found: list[Designator] = []
     for head, value in _EN_DESIGNATOR.findall(text):
-        if head in STOPWORDS or (value.isalpha() and head not in _LETTER_HEADS):
-            continue
-        found.append(Designator(head, _number_value(value)))
+        if head in _ITEM_HEADS:
+            found.append(Designator(head, _number_value(value)))
+    for head, value in _EN_JOINED_DESIGNATOR.findall(text):
+        if head not in STOPWORDS:
+            found.append(Designator(head, _number_value(value)))
     for value, head in _ZH_DESIGNATOR.findall(text):
         found.append(Designator(head, _number_value(value)))
     found.extend(Designator("year", year) for year in _YEAR.findall(text))

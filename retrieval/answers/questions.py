@@ -34,6 +34,9 @@ _EN_COMPARE = re.compile(
 )
 _EN_VERSUS = re.compile(r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)\s*[?.!]*$", re.I)
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_YEARS_ONLY = re.compile(
+    r"(?:(?:19|20)\d\d,?\s+)+(?:and\s+)?(?:19|20)\d\d,?\s+respectively", re.I
+)
 _EN_RESPECTIVELY = re.compile(r",?\s*\brespectively\b", re.I)
 _EN_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
 # Words that end a subject after the conjunction ("sick leave | do employees get").
@@ -105,6 +108,10 @@ def _split_english(question: str) -> list[str] | None:
         if match:
             return [match["a"], match["b"]]
     if not _EN_RESPECTIVELY.search(question):
+        return None
+    # "... in 2019 and 2018 respectively": the same thing in two periods, which one
+    # table row holds, not two subjects.
+    if _YEARS_ONLY.search(question):
         return None
     text = _EN_RESPECTIVELY.sub("", question).strip()
     end = re.search(r"\s*[?.!]*$", text)

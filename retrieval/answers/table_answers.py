@@ -61,6 +61,13 @@ _PERCENTAGE = re.compile(
     re.I,
 )
 _WHICH_YEAR = re.compile(r"\b(?:which|what) (?:years?|periods?)\b|哪一?年|哪些年", re.I)
+# "Which years does the table provide information for ...", "In which years was X
+# calculated": the periods the table's columns are.
+_WHICH_YEARS_SHOWN = re.compile(
+    r"\b(?:which|what) (?:years|periods|fiscal years)\b(?!.*\b(?:than|highest|lowest"
+    r"|larger|smaller|higher|lower|more|less)\b)",
+    re.I,
+)
 _HOW_MANY_YEARS = re.compile(r"\bhow many (?:of the )?(?:years|periods)\b|几年", re.I)
 _THRESHOLD = re.compile(
     r"\b(?P<direction>less|lower|below|under|fewer|smaller|greater|more|higher|above"
@@ -142,6 +149,8 @@ def table_claims(
         return _beyond(match, *threshold, count=bool(_HOW_MANY_YEARS.search(text)))
     if _WHICH_YEAR.search(text) and (_MOST.search(text) or _LEAST.search(text)):
         return _extreme(match, bool(_MOST.search(text)))
+    if _WHICH_YEARS_SHOWN.search(text):
+        return _years_shown(match)
     if operation is not None:
         return _one_row(question, operation, match, columns)
     # A value asked for by the column it is in ("... in 2019") is that cell.
@@ -533,6 +542,26 @@ def _beyond(match: Match, below: bool, amount: Decimal, *, count: bool) -> list[
             source_ids=[match.source.id],
             quote=row.quote,
             calculation=calculation,
+        )
+    ]
+
+
+def _years_shown(match: Match) -> list[Claim]:
+    table, row = match.table, match.row
+    years = list(
+        dict.fromkeys(
+            found.group()
+            for _, column in _year_cells(table, row)
+            if (found := _YEAR.search(table.columns[column]))
+        )
+    )
+    if len(years) < 2:
+        return []
+    return [
+        Claim(
+            text=f"{row.label} is given for {', '.join(years[:-1])} and {years[-1]}",
+            source_ids=[match.source.id],
+            quote=row.quote,
         )
     ]
 

@@ -1,0 +1,92 @@
+"""Question analysis: terms, focus, the items a question names (no database)."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval.answers.question import Designator, analyse, stem
+
+
+def terms(question: str) -> list[str]:
+    return [term.text for term in analyse(question).terms]
+
+
+def focus(question: str) -> list[str]:
+    return [term.text for term in analyse(question).terms if term.focus]
+
+
+class TestTerms:
+    def test_names_cut_into_characters_are_joined_back(self):
+        assert "黑尾前肛鳗" in terms("黑尾前肛鳗以什么为食？")
+
+    def test_question_words_and_glue_are_not_terms(self):
+        found = terms("《战国无双3》是由哪两个公司合作开发的？")
+        assert "战国无双3" in found
+        assert not {"哪", "两个", "是", "由", "的"} & set(found)
+        assert not {"哪一年", "多少岁", "哪部"} & set(terms("他哪一年哪部作品多少岁？"))
+
+    def test_a_dotted_name_is_matched_by_its_dots(self):
+        assert "罗·内" in terms("莱昂德罗·内托曾效力过哪些球队？")
+        assert "尔·路德维希·冯·贝" in terms("卡尔·路德维希·冯·贝塔郎非是谁？")
+
+    def test_the_unit_of_a_number_is_not_a_word(self):
+        assert "年杨群" not in terms("1969年杨群凭借哪一部作品获奖？")
+
+    def test_english_words_are_folded(self):
+        assert stem("carried") == stem("carry")
+        assert stem("updated") == stem("update")
+        assert stem("days") == "day"
+        assert stem("status") == "status"
+        assert "sev2" in terms("How quickly must the status page be updated for SEV2?")
+
+
+class TestFocus:
+    @pytest.mark.parametrize(
+        ("question", "expected"),
+        [
+            ("亚历山大·罗迪奇是哪个国家的足球运动员？", ["国家"]),
+            ("Which year had the highest revenue?", ["year"]),
+            ("How quickly must a page be acknowledged?", ["quickli"]),
+            ("色林错在什么地方？", ["地方"]),
+        ],
+    )
+    def test_the_words_that_name_the_answers_kind(self, question, expected):
+        assert focus(question) == expected
+
+
+class TestDesignators:
+    @pytest.mark.parametrize(
+        ("question", "items"),
+        [
+            ("How fast is a level 1 incident answered?", [Designator("level", "1")]),
+            ("What does SEV2 require?", [Designator("sev", "2")]),
+            ("Who approves a Tier B change?", [Designator("tier", "b")]),
+            ("二级事件多少分钟内响应？", [Designator("级", "2")]),
+            ("第三类费用如何报销？", [Designator("类", "3")]),
+            ("What was revenue in 2019?", [Designator("year", "2019")]),
+            ("Every employee receives 25 days.", []),
+        ],
+    )
+    def test_the_items_a_question_names(self, question, items):
+        assert list(analyse(question).designators) == items
+
+    def test_an_item_number_is_the_same_in_any_numerals(self):
+        assert analyse("二级").designators == analyse("2级").designators
+        assert analyse("phase ii").designators == analyse("phase 2").designators
+
+
+class TestKinds:
+    @pytest.mark.parametrize(
+        ("question", "kind", "number"),
+        [
+            ("金华市是什么时候设立的？", "time", True),
+            ("色林错在哪里？", "place", False),
+            ("蟒鳗又被称为什么？", "alias", False),
+            ("How many days of leave do I get?", None, True),
+            ("What is the core working time?", None, False),
+        ],
+    )
+    def test_the_kind_of_answer_asked_for(self, question, kind, number):
+        analysed = analyse(question)
+        assert analysed.answer_kind == kind
+        assert analysed.asks_number is number

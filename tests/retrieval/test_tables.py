@@ -1,0 +1,60 @@
+"""Tables read back from our parsers' rows: headers, column labels, row labels."""
+
+from __future__ import annotations
+
+from retrieval.answers.tables import read_table
+
+FINANCIAL = [
+    "|  | Years Ended September 30, | ",
+    " | 2019 | 2018 | 2017",
+    "Fixed Price | $ 1,452.4 | $ 1,146.2 | $ 1,036.9",
+    "Deferred tax assets:",
+    "Net operating loss | 1,234 | (3,990) | —",
+]
+
+
+def test_header_rows_column_labels_and_sections():
+    table = read_table(FINANCIAL)
+
+    assert table.columns == (
+        "",
+        "Years Ended September 30, 2019",
+        "Years Ended September 30, 2018",
+        "Years Ended September 30, 2017",
+    )
+    assert [row.label for row in table.rows] == [
+        "Fixed Price",
+        "Deferred tax assets Net operating loss",
+    ]
+    assert table.rows[1].value(2) == "(3,990)"
+
+
+def test_dates_and_units_are_header_cells_amounts_are_not():
+    table = read_table(
+        [
+            "|  | December 31 | ",
+            " | 2019 | 2 0 1 8",
+            " | U.S. $ in thousands | ",
+            "Operating loss carryforward | 73,260 | 57,768",
+        ]
+    )
+
+    assert table.columns[1].startswith("December 31 2019")
+    assert table.columns[2] == "December 31 2018"
+    assert [row.label for row in table.rows] == ["Operating loss carryforward"]
+
+
+def test_a_table_cut_in_the_middle_has_no_header():
+    table = read_table(["Other | 44.1 | 56.7", "Total sales | $1,496.5 | $1,202.9"])
+
+    assert not any(table.columns)
+    assert [row.label for row in table.rows] == ["Other", "Total sales"]
+
+
+def test_a_text_table_takes_its_first_row_as_header():
+    table = read_table(
+        ["城市类别 | 每晚上限（元）", "一线城市 | 600", "其他城市 | 450"]
+    )
+
+    assert table.columns == ("城市类别", "每晚上限（元）")
+    assert [row.label for row in table.rows] == ["一线城市", "其他城市"]
