@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from ..tokens import iter_terms, keyword_tokens, normalized, segmenter
 
@@ -160,6 +160,7 @@ class Question:
         return replace(self, terms=terms)
 
 
+@lru_cache(maxsize=4096)
 def analyse(question: str) -> Question:
     text = normalized(question)
     terms = _terms(question)
@@ -176,6 +177,7 @@ def analyse(question: str) -> Question:
     )
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light English suffix fold, the same for questions and evidence: "days",
     "carried" and "updated" match "day", "carry" and "update"."""

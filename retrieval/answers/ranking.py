@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..tokens import iter_terms, normalized
+from ..tokens import normalized, term_runs
 from .evidence import Unit
 from .question import Question, Term, designators_in, stem
 
@@ -62,7 +62,10 @@ class Matcher:
     @cached_property
     def words(self) -> frozenset[str]:
         return frozenset(
-            stem(term) for is_cjk, term in iter_terms(self.text) if not is_cjk
+            stem(term)
+            for is_cjk, terms in term_runs(self.text)
+            if not is_cjk
+            for term in terms
         )
 
     def has(self, term: Term | str) -> bool:

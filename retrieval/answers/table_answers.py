@@ -60,6 +60,16 @@ _PERCENTAGE = re.compile(
     r"|\bshare of\b|占.*(?:比例|百分比|比重)",
     re.I,
 )
+# Why, what led to, what a thing includes: the words around a table answer it, not
+# its cells.
+_EXPLANATORY = re.compile(
+    r"\bwhy\b|\bwhat (?:led|caused|drove|resulted)\b|\bdue to\b|\bdriven by\b"
+    r"|\breasons?\b|\binclud(?:e|es|ed|ing)\b|\bcompris|\bconsist|\bmeans?\b"
+    r"|\bdefin|\bdescrib|\bhow (?:is|are|was|were|does|do|did|will|would)\b"
+    r"|\bwhat (?:does|do|did) .+ (?:show|represent|refer)"
+    r"|为什么|原因|包括|包含|是指|如何",
+    re.I,
+)
 _WHICH_YEAR = re.compile(r"\b(?:which|what) (?:years?|periods?)\b|哪一?年|哪些年", re.I)
 # "Which years does the table provide information for ...", "In which years was X
 # calculated": the periods the table's columns are.
@@ -125,11 +135,13 @@ def table_claims(
     statistics: TermStatistics | None,
 ) -> list[Claim]:
     """Claims answered from a table of `sources`, or [] when none fits."""
+    text = normalized(question.text).rstrip("?？ ")
+    if _EXPLANATORY.search(text):
+        return []
     tables = [(source, table) for source in sources for table in tables_of(source)]
     tables = [(source, table) for source, table in tables if table.rows]
     if not tables:
         return []
-    text = normalized(question.text).rstrip("?？ ")
     operation = _operation(text)
     pair = _pair(text) if operation in _PAIR_OPERATIONS else None
     if pair is not None:
