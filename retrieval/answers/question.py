@@ -108,6 +108,8 @@ _ZH_DESIGNATOR = re.compile(
     rf"第?([{_ZH_NUMERAL}\d]+)"
     r"(号线|级|线|类|等|档|期|号|阶段|季度|季|版|届|条|章|节|代|组|区|批)"
 )
+# "第十一管区", "第7部": an ordinal names one of a series, whatever follows it.
+_ZH_ORDINAL = re.compile(rf"第([{_ZH_NUMERAL}\d]+)([\u3400-\u9fff])")
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
@@ -296,6 +298,8 @@ def designators_in(text: str) -> tuple[Designator, ...]:
         if head not in STOPWORDS:
             found.append(Designator(head, _number_value(value)))
     for value, head in _ZH_DESIGNATOR.findall(text):
+        found.append(Designator(head, _number_value(value)))
+    for value, head in _ZH_ORDINAL.findall(text):
         found.append(Designator(head, _number_value(value)))
     found.extend(Designator("year", year) for year in _YEAR.findall(text))
     return tuple(dict.fromkeys(found))
