@@ -95,14 +95,17 @@ class ExtractiveChat:
         self, question: Question, scored: list[Scored], best: Scored, units: list[Unit]
     ) -> list[Claim]:
         # A runner-up may lose to the best unit by a share of the best one's own
-        # score: how well its source covers the question counts in both.
-        cutoff = best.score - (1 - RUNNER_UP_RATIO) * best.own
+        # score; how well its source covers the question counts in both, where the
+        # source ranked in the search does not (two sources may say it both).
+        cutoff = best.merit - (1 - RUNNER_UP_RATIO) * best.own
         compounds = _compounds(question, best.unit)
         claims: dict[str, Claim] = {}
         length = 0
         for candidate in scored:
-            if candidate.score < cutoff or len(claims) >= MAX_CLAIMS:
+            if len(claims) >= MAX_CLAIMS:
                 break
+            if candidate.merit < cutoff:
+                continue
             if candidate.own < self.min_score:
                 continue
             if candidate is not best and _names_a_sibling(candidate.unit, compounds):

@@ -26,6 +26,7 @@ from .question import Question, Term, designators_in, stem
 SIBLING_RULE = True
 CONTEXT_CREDIT = 0.7
 SOURCE_WEIGHT = 1.0
+RANK_PENALTY = 0.3
 KIND_BONUS = 0.1
 NUMBER_BONUS = 0.15
 
@@ -105,9 +106,10 @@ class Matcher:
 
 @dataclass(frozen=True)
 class Scored:
-    score: float
+    score: float  # what ranks it: `merit`, less the rank of its source in the search
     unit: Unit
     own: float  # the part of the score that comes from the unit and its context
+    merit: float  # `own` and how well its source covers the question
 
 
 def local_weights(items: Iterable, matchers: Sequence[Matcher]) -> dict:
@@ -149,8 +151,8 @@ def rank_units(
             own += KIND_BONUS * bool(cue.search(unit.quote))
         elif question.asks_number and _HAS_NUMBER.search(unit.quote):
             own += NUMBER_BONUS
-        source = SOURCE_WEIGHT * (source_coverage or {}).get(unit.source_id, 0.0)
-        scored.append(Scored(own + source, unit, own))
+        merit = own + SOURCE_WEIGHT * (source_coverage or {}).get(unit.source_id, 0.0)
+        scored.append(Scored(merit - RANK_PENALTY * unit.rank, unit, own, merit))
     scored.sort(key=lambda s: (-s.score, s.unit.rank, s.unit.position))
     return scored
 

@@ -78,6 +78,14 @@ _WHICH_YEARS_SHOWN = re.compile(
     r"|larger|smaller|higher|lower|more|less)\b)",
     re.I,
 )
+# "What are the components of X?": the rows of X's section, or of the table.
+_COMPONENTS = re.compile(
+    r"\bwhat (?:are|were) (?:the )?(?:main |key |different )?(?:components|segments"
+    r"|types|categories|items|elements|classes|kinds|sources|regions|lines)\b"
+    r"(?: (?:of|under|in|within|for|that make up) (?:the )?(?P<what>.+))?",
+    re.I,
+)
+_TOTAL = re.compile(r"\btotal\b|合计|总计", re.I)
 _HOW_MANY_YEARS = re.compile(r"\bhow many (?:of the )?(?:years|periods)\b|几年", re.I)
 _THRESHOLD = re.compile(
     r"\b(?P<direction>less|lower|below|under|fewer|smaller|greater|more|higher|above"
@@ -136,11 +144,15 @@ def table_claims(
 ) -> list[Claim]:
     """Claims answered from a table of `sources`, or [] when none fits."""
     text = normalized(question.text).rstrip("?？ ")
-    if _EXPLANATORY.search(text):
-        return []
     tables = [(source, table) for source in sources for table in tables_of(source)]
     tables = [(source, table) for source, table in tables if table.rows]
     if not tables:
+        return []
+    listed = _COMPONENTS.search(text)
+    if listed:
+        return _components(listed["what"] or "", tables, statistics)
+    shown = _WHICH_YEARS_SHOWN.search(text) and not _threshold(text)
+    if _EXPLANATORY.search(text) and not shown:
         return []
     operation = _operation(text)
     pair = _pair(text) if operation in _PAIR_OPERATIONS else None
@@ -149,6 +161,9 @@ def table_claims(
         if first and second and first.table is second.table and first.row != second.row:
             return _two_rows(question, operation, first, second)
     match = _best_row(question, tables, statistics)
+    if match is None and shown:
+        source, table = tables[0]
+        match = Match(source, table, table.rows[0], 0.0)
     if match is None:
         return []
     if operation is not None and _names_operation(match.row.label, operation):
@@ -161,7 +176,7 @@ def table_claims(
         return _beyond(match, *threshold, count=bool(_HOW_MANY_YEARS.search(text)))
     if _WHICH_YEAR.search(text) and (_MOST.search(text) or _LEAST.search(text)):
         return _extreme(match, bool(_MOST.search(text)))
-    if _WHICH_YEARS_SHOWN.search(text):
+    if shown:
         return _years_shown(match)
     if operation is not None:
         return _one_row(question, operation, match, columns)
@@ -558,6 +573,40 @@ def _beyond(match: Match, below: bool, amount: Decimal, *, count: bool) -> list[
     ]
 
 
+def _components(
+    what: str, tables: list[tuple[Source, Table]], statistics: TermStatistics | None
+) -> list[Claim]:
+    """The labels of the rows of a section ("Deferred tax liabilities:") or of a
+    whole table that `what` names, totals left out."""
+    what = re.sub(r"(?:\b(?:in|of) )?(?:the )?table\b.*$", "", what).strip()
+    wanted = analyse(what).terms if what else ()
+    best: tuple[float, Source, str, list[Row]] | None = None
+    for source, table in tables:
+        groups: dict[str, list[Row]] = {}
+        for row in table.rows:
+            groups.setdefault(row.section, []).append(row)
+        for section, rows in groups.items():
+            named = Matcher(f"{section} {' '.join(table.columns)}")
+            share = _weighted_share(wanted, named, statistics) if wanted else 1.0
+            if best is None or share > best[0]:
+                best = (share, source, section, rows)
+    if best is None or best[0] < MIN_QUESTION_SHARE:
+        return []
+    _, source, section, rows = best
+    labels = [
+        row.cells[0] for row in rows if row.cells[0] and not _TOTAL.search(row.cells[0])
+    ]
+    if len(labels) < 2:
+        return []
+    return [
+        Claim(
+            text=f"{section or 'The table'}: {'; '.join(labels)}",
+            source_ids=[source.id],
+            quote=rows[0].quote,
+        )
+    ]
+
+
 def _years_shown(match: Match) -> list[Claim]:
     table, row = match.table, match.row
     years = list(
@@ -569,9 +618,12 @@ def _years_shown(match: Match) -> list[Claim]:
     )
     if len(years) < 2:
         return []
+    listed = f"{', '.join(years[:-1])} and {years[-1]}"
     return [
         Claim(
-            text=f"{row.label} is given for {', '.join(years[:-1])} and {years[-1]}",
+            text=f"{row.label} is given for {listed}"
+            if match.score
+            else f"The table covers {listed}",
             source_ids=[match.source.id],
             quote=row.quote,
         )

@@ -34,6 +34,7 @@ class Row:
     quote: str  # the row as the source writes it
     cells: tuple[str, ...]
     label: str  # what the row is about: its first cell, after its section's label
+    section: str = ""  # the label of the section row above it, if any
 
     def value(self, column: int) -> str:
         return self.cells[column] if column < len(self.cells) else ""
@@ -68,7 +69,7 @@ def read_table(lines: Sequence[str]) -> Table:
         label = row[0] or section
         if section and row[0] and section not in row[0]:
             label = f"{section} {row[0]}"
-        rows.append(Row(quote=line, cells=tuple(row), label=label))
+        rows.append(Row(quote=line, cells=tuple(row), label=label, section=section))
     return Table(tuple(columns), tuple(rows), tuple(lines[:header_count]))
 
 
