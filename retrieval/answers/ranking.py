@@ -82,12 +82,25 @@ class Matcher:
         ("异齿前肛鳗" for "黑尾前肛鳗")."""
         if self.has(term):
             return 1.0
-        if term.cjk and len(term.text) >= 3:
+        if not term.cjk:
+            return 1.0 if self.has_misspelt(term.text) else 0.0
+        if len(term.text) >= 3:
             if SIBLING_RULE and self.names_sibling_of(term.text):
                 return 0.0
             pairs = [term.text[i : i + 2] for i in range(len(term.text) - 1)]
             return sum(pair in self.text for pair in pairs) / len(pairs)
         return 0.0
+
+    def has_misspelt(self, word: str) -> bool:
+        """A word of the text that begins like `word` and is about as long: the
+        question's "activites" for the text's "activities"."""
+        if len(word) < 6:
+            return False
+        prefix = word[:5]
+        return any(
+            known.startswith(prefix) and abs(len(known) - len(word)) <= 2
+            for known in self.words
+        )
 
     def names_sibling_of(self, name: str) -> bool:
         for start in range(1, len(name) - 1):

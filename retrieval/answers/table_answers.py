@@ -259,22 +259,39 @@ def _best_row(
     best: Match | None = None
     for source, table in tables:
         for row in table.rows:
-            label_terms = [
-                term
-                for term in analyse(row.label).terms
-                if term.text not in OPERATION_WORDS or asked.has(term)
-            ]
-            if not label_terms:
-                continue
-            label = Matcher(row.label)
-            label_share = _weighted_share(label_terms, asked, statistics)
-            question_share = _weighted_share(wanted, label, statistics)
-            if label_share < MIN_LABEL_SHARE or question_share < MIN_QUESTION_SHARE:
-                continue
-            score = 2 * label_share * question_share / (label_share + question_share)
-            if best is None or score > best.score:
-                best = Match(source, table, row, score)
+            # The row's own label, or with its section's ("Change in benefit
+            # obligation Service cost"): whichever the question names better.
+            for label in dict.fromkeys((row.cells[0], row.label)):
+                if not label:
+                    continue
+                context = f"{label} {row.section} {table.columns[0]}"
+                score = _label_score(label, context, wanted, asked, statistics)
+                if score is not None and (best is None or score > best.score):
+                    best = Match(source, table, row, score)
     return best
+
+
+def _label_score(
+    label: str,
+    context: str,
+    wanted: list[Term],
+    asked: Matcher,
+    statistics: TermStatistics | None,
+) -> float | None:
+    """How clearly the question names a row: the share of its label the question
+    holds, and of the question the label holds with its section and caption."""
+    label_terms = [
+        term
+        for term in analyse(label).terms
+        if term.text not in OPERATION_WORDS or asked.has(term)
+    ]
+    if not label_terms:
+        return None
+    label_share = _weighted_share(label_terms, asked, statistics)
+    question_share = _weighted_share(wanted, Matcher(context), statistics)
+    if label_share < MIN_LABEL_SHARE or question_share < MIN_QUESTION_SHARE:
+        return None
+    return 2 * label_share * question_share / (label_share + question_share)
 
 
 def _weighted_share(
