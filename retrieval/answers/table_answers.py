@@ -29,7 +29,7 @@ from .calculator import CalculationError, calculate, describe, parse_number
 from .evidence import tables_of
 from .question import Question, Term, analyse, has_cjk, stem
 from .ranking import Matcher
-from .tables import Row, Table
+from .tables import Row, Table, with_full_year
 from .types import Claim, Operand, Operation, Source, TermStatistics
 
 # How clearly a question must name a row: the share of the label it names, and
@@ -323,7 +323,7 @@ def _columns(question: Question, table: Table, row: Row) -> list[int]:
     text = normalized(question.text)
     numeric = [c for c in table.value_columns if _numeric(row, c) is not None]
     chosen: list[int] = []
-    years = _YEAR.findall(text)
+    years = _YEAR.findall(with_full_year(text))
     span = _YEAR_SPAN.search(text)
     if span and (_AVERAGE.search(text) or _SUM.search(text)):
         # "the average from 2017 to 2019": every year of the span.

@@ -18,6 +18,8 @@ _YEAR_ONLY = re.compile(
     re.IGNORECASE,
 )
 MAX_HEADER_ROWS = 3
+_FULL_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_SHORT_YEAR = re.compile(r"\b(?:fy|fiscal|financial year)\s?'?(\d\d)\b", re.IGNORECASE)
 _SPACED_DIGITS = re.compile(r"(?<=\b\d) (?=\d\b)")  # "2 0 1 8" is 2018
 
 
@@ -128,4 +130,15 @@ def _column_labels(header: list[list[str]], width: int) -> list[str]:
         for column, cell in enumerate(filled):
             if cell and cell not in labels[column]:
                 labels[column].append(cell)
-    return [_SPACED_DIGITS.sub("", " ".join(parts)) for parts in labels]
+    return [with_full_year(_SPACED_DIGITS.sub("", " ".join(parts))) for parts in labels]
+
+
+def with_full_year(text: str) -> str:
+    """Adds the year written out to a label such as "FY19", so that "2019" finds it."""
+    if _FULL_YEAR.search(text):
+        return text
+    short = _SHORT_YEAR.search(text)
+    if short is None:
+        return text
+    year = int(short.group(1))
+    return f"{text} ({1900 + year if year >= 50 else 2000 + year})"
