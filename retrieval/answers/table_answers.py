@@ -120,12 +120,17 @@ _OPERATION_TEXT = (
     "difference ratio proportion share amount value year years respective "
     "respectively between from both combined period fiscal fy highest largest "
     "greatest most higher larger greater more bigger lowest smallest least lower "
-    "smaller less exceed exceeded below above under over than"
+    "smaller less exceed exceeded below above under over than across all each every"
 )
 OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _YEAR_SPAN = re.compile(
     r"(?<!\d)((?:19|20)\d\d)\s*(?:-|–|to|through|until)\s*((?:19|20)\d\d)(?!\d)"
+)
+_EVERY_YEAR = re.compile(
+    r"\b(?:all|each of the|every|across the|over the)\s+(?:\w+\s+)?(?:years|periods)\b"
+    r"|各年|历年",
+    re.I,
 )
 
 
@@ -329,6 +334,13 @@ def _columns(question: Question, table: Table, row: Row) -> list[int]:
         # "the average from 2017 to 2019": every year of the span.
         first, last = sorted(int(year) for year in span.groups())
         years = [str(year) for year in range(last, first - 1, -1)]
+    if (
+        not years
+        and _EVERY_YEAR.search(text)
+        and (_AVERAGE.search(text) or _SUM.search(text))
+    ):
+        # "the total across all 3 years": every year the row has.
+        return [c for c in numeric if _YEAR.search(table.columns[c])]
     for year in years:
         columns = [c for c in numeric if year in table.columns[c]]
         if columns:

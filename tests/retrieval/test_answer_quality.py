@@ -214,6 +214,8 @@ class TestTables:
                 "-22.22",
             ),
             ("What is the average Other for 2018 and 2019?", "average", "50.40"),
+            ("What is the total Other across all 3 years?", "sum", "171.6"),
+            ("What is the average of Other over the years?", "average", "57.20"),
             (
                 "What is the ratio of Fixed Price to Total sales in 2019?",
                 "ratio",
