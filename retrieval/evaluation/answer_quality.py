@@ -142,6 +142,7 @@ class AnswerReport:
         for row in rows:
             row["p50 ms"] = f"{row['p50 ms']:.1f}"
             row["p95 ms"] = f"{row['p95 ms']:.1f}"
+            row["median chars"] = f"{row['median chars']:g}"
         return text_table(
             COLUMNS, [[cell(row[column]) for column in COLUMNS] for row in rows]
         )
