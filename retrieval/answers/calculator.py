@@ -125,6 +125,14 @@ _WRITTEN_NUMBER = re.compile(
 )
 
 
+_SPACED_DIGITS = re.compile(r"(?<=\b\d) (?=\d\b)")
+
+
+def join_spaced_digits(text: str) -> str:
+    """Letter-spaced digits joined: "2 0 1 8" in a table header is 2018."""
+    return _SPACED_DIGITS.sub("", text)
+
+
 def parse_number(text: str) -> Decimal | None:
     """The number a financial table writes as `text`, or None when it is not one.
 

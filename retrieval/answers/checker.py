@@ -13,8 +13,9 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
+from itertools import chain
 
-from .calculator import describe, holds, parse_number
+from .calculator import describe, holds, join_spaced_digits, parse_number
 from .types import Calculation, Claim, Source
 
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
@@ -24,9 +25,13 @@ _CLOSES = re.compile(r"\s*%?\s*\)")
 
 
 def numbers_in(text: str) -> set[str]:
-    """Numbers written with digits, normalised: "1,000" and "１０００.0" are "1000"."""
+    """Numbers written with digits, normalised: "1,000" and "１０００.0" are "1000";
+    letter-spaced digits ("2 0 1 8") are also read as one number."""
+    text = unicodedata.normalize("NFKC", text)
     found = set()
-    for match in _NUMBER.finditer(unicodedata.normalize("NFKC", text)):
+    for match in chain(
+        _NUMBER.finditer(text), _NUMBER.finditer(join_spaced_digits(text))
+    ):
         try:
             value = Decimal(match.group().replace(",", ""))
         except InvalidOperation:  # pragma: no cover - the pattern only matches digits

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .calculator import parse_number
+from .calculator import join_spaced_digits, parse_number
 
 CELL_SEPARATOR = "|"
 _NUMERIC = re.compile(r"\d")
@@ -20,7 +20,6 @@ _YEAR_ONLY = re.compile(
 MAX_HEADER_ROWS = 3
 _FULL_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _SHORT_YEAR = re.compile(r"\b(?:fy|fiscal|financial year)\s?'?(\d\d)\b", re.IGNORECASE)
-_SPACED_DIGITS = re.compile(r"(?<=\b\d) (?=\d\b)")  # "2 0 1 8" is 2018
 
 
 def is_row_line(line: str) -> bool:
@@ -130,7 +129,7 @@ def _column_labels(header: list[list[str]], width: int) -> list[str]:
         for column, cell in enumerate(filled):
             if cell and cell not in labels[column]:
                 labels[column].append(cell)
-    return [with_full_year(_SPACED_DIGITS.sub("", " ".join(parts))) for parts in labels]
+    return [with_full_year(join_spaced_digits(" ".join(parts))) for parts in labels]
 
 
 def with_full_year(text: str) -> str:

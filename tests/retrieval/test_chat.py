@@ -487,6 +487,10 @@ class TestClaimChecker:
         assert numbers_in("600") == {"600"}
         assert check_claims([Claim("60 元", ["S2"])], self.SOURCES) == []
 
+    def test_letter_spaced_digits_are_also_one_number(self):
+        # A PDF table header's "2 0 1 8" is the 2018 a claim's label says.
+        assert numbers_in("| 2019 | 2 0 1 8") == {"2019", "2", "0", "1", "8", "2018"}
+
 
 class TestDecomposition:
     @pytest.mark.parametrize(
