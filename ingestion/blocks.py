@@ -58,6 +58,14 @@ class TooManyPages(ParseError):
     """A PDF with more pages than allowed."""
 
 
+class PasswordProtected(ParseError):
+    """The file is encrypted and opens only with a password we do not have."""
+
+
+class OcrUnavailable(ParseError):
+    """Pages need OCR, but the OCR engine is not installed or switched off."""
+
+
 @dataclass(frozen=True)
 class ParseLimits:
     """Bounds checked before parsing; `None` switches one off."""

@@ -20,8 +20,8 @@ RETRY_LATER = "Retry the task later; if it keeps failing, tell the operators."
 
 ERROR_HELP: dict[str, ErrorHelp] = {
     ErrorCode.PARSE_ERROR: ErrorHelp(
-        "The file could not be read as a document: it may be damaged, encrypted "
-        "or not the format its name says.",
+        "The file could not be read as a document: it may be damaged or not the "
+        "format its name says.",
         REPLACE,
     ),
     ErrorCode.OBJECT_READ_ERROR: ErrorHelp(
@@ -65,6 +65,17 @@ ERROR_HELP: dict[str, ErrorHelp] = {
         "Reading the file took longer than the time limit.",
         "Split or simplify the file (for example save it again as a plain PDF), "
         "then upload it as a new version.",
+    ),
+    ErrorCode.PASSWORD_PROTECTED: ErrorHelp(
+        "The file is protected by a password, so its text cannot be read.",
+        "Remove the password (save an unprotected copy), then upload it as a new "
+        "version.",
+    ),
+    ErrorCode.OCR_UNAVAILABLE: ErrorHelp(
+        "The file holds scanned pages or images that need text recognition (OCR), "
+        "which is switched off or not installed on this server.",
+        "Ask the operators to enable OCR (see /api/health/ready), then retry the "
+        "task; or upload a version with selectable text.",
     ),
 }
 

@@ -55,7 +55,7 @@ class ErrorCode(models.TextChoices):
     Clients may branch on them. `TRANSIENT_ERROR_CODES` are retried automatically.
     """
 
-    PARSE_ERROR = "parse_error", "The file could not be parsed (damaged or encrypted)"
+    PARSE_ERROR = "parse_error", "The file could not be parsed (damaged or not its format)"
     OBJECT_READ_ERROR = "object_read_error", "The original could not be read"
     EMPTY_DOCUMENT = "empty_document", "No indexable text in the file"
     DOCUMENT_NOT_FOUND = "document_not_found", "The task's document no longer exists"
@@ -66,6 +66,8 @@ class ErrorCode(models.TextChoices):
     FILE_TOO_LARGE = "file_too_large", "Too large to parse (size or memory limit)"
     TOO_MANY_PAGES = "too_many_pages", "More pages than the PDF page limit"
     PARSE_TIMEOUT = "parse_timeout", "Parsing took longer than the time limit"
+    PASSWORD_PROTECTED = "password_protected", "The file is protected by a password"
+    OCR_UNAVAILABLE = "ocr_unavailable", "The file needs OCR, which is not available"
 
 
 # Failures that may go away by themselves: the task waits (`retry_wait`) and runs

@@ -28,7 +28,14 @@ from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
 
 from . import services
-from .blocks import FileTooLarge, ParseError, ParseLimits, TooManyPages
+from .blocks import (
+    FileTooLarge,
+    OcrUnavailable,
+    ParseError,
+    ParseLimits,
+    PasswordProtected,
+    TooManyPages,
+)
 from .models import ErrorCode, TaskStage
 from .sandbox import Extracted, ParseSandbox, ParseTimeout, shared_sandbox
 from .services import TaskClaim, TaskLost
@@ -52,6 +59,8 @@ PARSE_ERROR_CODES: tuple[tuple[type[ParseError], str], ...] = (
     (ParseTimeout, ErrorCode.PARSE_TIMEOUT),
     (TooManyPages, ErrorCode.TOO_MANY_PAGES),
     (FileTooLarge, ErrorCode.FILE_TOO_LARGE),
+    (PasswordProtected, ErrorCode.PASSWORD_PROTECTED),
+    (OcrUnavailable, ErrorCode.OCR_UNAVAILABLE),
     (ParseError, ErrorCode.PARSE_ERROR),
 )
 
