@@ -1,13 +1,19 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import uuid
+import zipfile
+from pathlib import Path
 
 import pytest
+from PIL import Image
 from django.core.files.storage import default_storage
 
 from documents.models import Document, Role
 from tests.samples import MINIMAL_PDF, SAMPLES, docx_bytes, upload
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 pytestmark = pytest.mark.django_db
 
@@ -19,6 +25,36 @@ CONTENT_TYPES = {
     "policy.md": "text/markdown",
     "policy.html": "text/html",
     "policy.txt": "text/plain",
+    "slides.pptx": (
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+    ),
+    "sheet.xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "scan.png": "image/png",
+    "scan.jpg": "image/jpeg",
+    "scan.tiff": "image/tiff",
+}
+
+
+def zipped(*names: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name in names:
+            archive.writestr(name, "<x/>")
+    return buffer.getvalue()
+
+
+def image_bytes(image_format: str) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("L", (8, 8), 255).save(buffer, format=image_format)
+    return buffer.getvalue()
+
+
+OTHER_SUPPORTED = {
+    "slides.pptx": zipped("[Content_Types].xml", "ppt/presentation.xml"),
+    "sheet.xlsx": zipped("[Content_Types].xml", "xl/workbook.xml"),
+    "scan.png": image_bytes("PNG"),
+    "scan.jpg": image_bytes("JPEG"),
+    "scan.tiff": image_bytes("TIFF"),
 }
 
 
@@ -31,7 +67,8 @@ def post(client, name, content, kb="kb-company", **fields):
 
 
 @pytest.mark.parametrize(
-    ("name", "content"), [*SAMPLES.items(), ("policy.docx", docx_bytes())]
+    ("name", "content"),
+    [*SAMPLES.items(), ("policy.docx", docx_bytes()), *OTHER_SUPPORTED.items()],
 )
 def test_editor_uploads_each_supported_type(editor, client_for, name, content):
     response = post(client_for(editor), name, content)
@@ -94,6 +131,10 @@ def test_viewer_cannot_upload(viewer, client_for):
         ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"),
         ("real-pdf.txt", MINIMAL_PDF),
         ("binary.txt", bytes(range(256)) * 4),
+        ("old-word.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)),
+        ("photo.png", image_bytes("JPEG")),
+        ("slides.pptx", zipped("word/document.xml")),
+        ("sheet.xlsx", zipped("ppt/presentation.xml")),
     ],
 )
 def test_unsupported_or_lying_files_are_refused(editor, client_for, name, content):
@@ -105,9 +146,6 @@ def test_unsupported_or_lying_files_are_refused(editor, client_for, name, conten
 
 
 def test_zip_that_is_not_a_word_document_is_refused(editor, client_for, tmp_path):
-    import io
-    import zipfile
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("xl/workbook.xml", "<workbook/>")
@@ -194,3 +232,34 @@ def test_unknown_family_is_refused(editor, client_for):
     )
     assert response.status_code == 422
     assert response.json()["error_code"] == "validation_error"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "encoding"),
+    [
+        ("notes.txt", "Annual leave is 25 days.\n" * 20, "utf-16-le"),
+        ("notes.txt", "Annual leave is 25 days.\n" * 20, "utf-16-be"),
+        ("notes.md", "# 年假\n\n每位员工享有二十五天年假。\n" * 20, "utf-16-le"),
+        ("notes.html", "<p>年假为二十五天。</p>\n" * 20, "utf-16-be"),
+        ("notes.txt", "Annual leave is 25 days.\n" * 20, "utf-32-le"),
+    ],
+)
+def test_wide_text_without_a_byte_order_mark_is_text(
+    editor, client_for, name, text, encoding
+):
+    response = post(client_for(editor), name, text.encode(encoding))
+
+    assert response.status_code == 201, response.json()
+
+
+def test_a_password_protected_office_file_is_accepted_as_what_it_is(editor, client_for):
+    # An encrypted OOXML file is an OLE container; the worker reports it as
+    # password_protected, which tells the editor what to do.
+    encrypted = CORPUS / "xlsx" / "msoffcrypto-tool" / "example_password.xlsx"
+    if not encrypted.is_file():
+        pytest.skip("../shared/corpus is not present")
+
+    response = post(client_for(editor), "budget.xlsx", encrypted.read_bytes())
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["content_type"] == CONTENT_TYPES["sheet.xlsx"]
