@@ -55,7 +55,7 @@ class ErrorCode(models.TextChoices):
     Clients may branch on them. `TRANSIENT_ERROR_CODES` are retried automatically.
     """
 
-    PARSE_ERROR = "parse_error", "The file could not be parsed (damaged or not its format)"
+    PARSE_ERROR = "parse_error", "The file could not be parsed (damaged or mislabelled)"
     OBJECT_READ_ERROR = "object_read_error", "The original could not be read"
     EMPTY_DOCUMENT = "empty_document", "No indexable text in the file"
     DOCUMENT_NOT_FOUND = "document_not_found", "The task's document no longer exists"

@@ -7,8 +7,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from PIL import Image
 from django.core.files.storage import default_storage
+from PIL import Image
 
 from documents.models import Document, Role
 from tests.samples import MINIMAL_PDF, SAMPLES, docx_bytes, upload
