@@ -16,9 +16,10 @@ from django.utils.html import format_html
 from config.errors import DomainError
 from ingestion.models import IngestionTask
 from ingestion.progress import failure_html, progress_html
+from retrieval import changes
 
 from . import selectors, services
-from .models import Document, KnowledgeBase, Membership
+from .models import Document, DocumentStatus, KnowledgeBase, Membership
 
 
 class MembershipInline(admin.TabularInline):
@@ -134,6 +135,7 @@ class DocumentAdmin(MemberScopedAdmin):
         "knowledge_base",
         "version",
         "status",
+        "changes_vs_published",
         "lock_version",
         "created_by",
         "created_at",
@@ -162,6 +164,7 @@ class DocumentAdmin(MemberScopedAdmin):
         "updated_at",
         "published_at",
         "versions",
+        "what_changed",
         "chunks",
     ]
     readonly_fields = fields
@@ -169,6 +172,9 @@ class DocumentAdmin(MemberScopedAdmin):
 
     class Media:
         js = ["ingestion/progress.js"]
+
+    def get_queryset(self, request):
+        return changes.with_published_version(super().get_queryset(request))
 
     def get_urls(self):
         download = path(
@@ -201,6 +207,25 @@ class DocumentAdmin(MemberScopedAdmin):
         return render_to_string(
             "admin/documents/document/versions.html",
             {"versions": family, "current": document},
+        )
+
+    @admin.display(description="Changes vs published")
+    def changes_vs_published(self, document: Document) -> str:
+        if document.status != DocumentStatus.REVIEW_PENDING:
+            return "—"
+        summary = changes.change_summary(
+            document, published_id=document.published_version_id
+        )
+        return summary.short if summary else "new"
+
+    @admin.display(description="What changed from the published version")
+    def what_changed(self, document: Document) -> str:
+        return render_to_string(
+            "admin/documents/document/changes.html",
+            {
+                "changes": changes.document_changes(document),
+                "max_passages": changes.MAX_PASSAGES,
+            },
         )
 
     @admin.display(description="Chunks")

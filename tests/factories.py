@@ -102,3 +102,43 @@ class ConversationTurnFactory(factory.django.DjangoModelFactory):
     resolved_question = factory.LazyAttribute(lambda turn: turn.question)
     answer = "Every full-time employee receives 25 days of paid annual leave."
     refused = False
+
+
+class ChunkFactory(factory.django.DjangoModelFactory):
+    """A chunk row; `chunks_of` lays out several as one document's text."""
+
+    class Meta:
+        model = "retrieval.Chunk"
+
+    document = factory.SubFactory(DocumentFactory, review_pending=True)
+    knowledge_base = factory.LazyAttribute(lambda chunk: chunk.document.knowledge_base)
+    ordinal = factory.Sequence(lambda n: n)
+    text = "Annual leave is 25 days."
+    heading_path = factory.LazyFunction(list)
+    page = None
+    char_start = 0
+    char_end = factory.LazyAttribute(lambda chunk: chunk.char_start + len(chunk.text))
+    embedding = b"\0" * 8
+    embedding_model = "test"
+
+
+def chunks_of(document, passages) -> list:
+    """One chunk per passage, offsets as in the document's full text (blocks joined
+    by a blank line). A passage is a text or a (text, heading path, page) tuple."""
+    chunks, offset = [], 0
+    for ordinal, passage in enumerate(passages):
+        text, heading, page = (
+            (passage, (), None) if isinstance(passage, str) else passage
+        )
+        chunks.append(
+            ChunkFactory(
+                document=document,
+                ordinal=ordinal,
+                text=text,
+                heading_path=list(heading),
+                page=page,
+                char_start=offset,
+            )
+        )
+        offset += len(text) + 2
+    return chunks

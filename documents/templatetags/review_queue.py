@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from documents import selectors
+from retrieval import changes
 
 register = template.Library()
 
@@ -12,4 +13,6 @@ register = template.Library()
 @register.inclusion_tag("admin/documents/review_queue.html", takes_context=True)
 def review_queue(context) -> dict:
     request = context["request"]
-    return {"documents": selectors.review_queue(request.user)}
+    documents = selectors.review_queue(request.user)
+    summaries = changes.change_summaries(documents)
+    return {"rows": [(document, summaries[document.pk]) for document in documents]}
