@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestion import formats
-from ingestion.blocks import Block, ParseError
+from ingestion.blocks import DOCUMENT_KINDS, Block, ParseError
 from ingestion.formats import ParseRequest, parse_document
 
 
@@ -45,3 +45,7 @@ def test_parse_error_reason_is_short_and_single_line() -> None:
 
 def test_whitespace_blocks_are_dropped() -> None:
     assert parse_document("text", b"  \n\n \t \n") == []
+
+
+def test_every_document_kind_has_a_parser() -> None:
+    assert set(formats.PARSERS) == set(DOCUMENT_KINDS)
