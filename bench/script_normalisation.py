@@ -30,7 +30,7 @@ from common import CORPUS, markdown_table, setup_django, write_section
 
 def chunk_texts(texts: list[str]) -> list[str]:
     from ingestion.chunking import chunk_blocks
-    from ingestion.parsers import parse_document
+    from ingestion.formats import parse_document
 
     return [
         chunk.text

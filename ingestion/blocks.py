@@ -1,8 +1,8 @@
 """What parsers produce and how they fail: blocks, limits and parse errors.
 
-Kept apart from `parsers.py` so that the worker process, which only receives blocks
-(or chunks and vectors) and errors from its parser processes, never imports
-pdfminer, python-docx or lxml.
+Kept apart from the `formats` package so that the worker process, which only
+receives blocks (or chunks and vectors) and errors from its parser processes, never
+imports pdfminer, python-docx or lxml.
 """
 
 from __future__ import annotations
@@ -72,5 +72,5 @@ class ParseLimits:
 
     max_pdf_pages: int | None = 2000
     max_docx_uncompressed_bytes: int | None = 256 * 1024 * 1024
-    # Only members above _RATIO_CHECK_BYTES: small, very regular parts are normal.
+    # Only members above 1 MiB (formats/ooxml.py): small, very regular parts are normal.
     max_docx_compression_ratio: float | None = 100.0

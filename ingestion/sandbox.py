@@ -71,7 +71,7 @@ def _context() -> multiprocessing.context.BaseContext:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     # Read when the server starts (once per worker); later calls change nothing.
-    context.set_forkserver_preload(["ingestion.parsers", "retrieval.embeddings"])
+    context.set_forkserver_preload(["ingestion.formats", "retrieval.embeddings"])
     return context
 
 
@@ -424,7 +424,7 @@ def _answer(
     *,
     retain: list,
 ) -> list[Block] | _ExtractedPart:
-    from .parsers import parse_document  # here only: the worker never needs it
+    from .formats import parse_document  # here only: the worker never needs it
 
     blocks = parse_document(kind, data, limits, shard=shard, retain=retain)
     if operation == "blocks":

@@ -11,17 +11,12 @@ import pytest
 
 from documents.models import Document
 from ingestion import sandbox as sandbox_module
+from ingestion.blocks import FileTooLarge, ParseError, ParseLimits, TooManyPages
 from ingestion.chunking import chunk_blocks
+from ingestion.formats import parse_document
+from ingestion.formats.ooxml import check_archive
+from ingestion.formats.pdf import pdf_page_count
 from ingestion.models import IngestionTask
-from ingestion.parsers import (
-    FileTooLarge,
-    ParseError,
-    ParseLimits,
-    TooManyPages,
-    check_docx_archive,
-    parse_document,
-    pdf_page_count,
-)
 from ingestion.sandbox import ParserProcessError, ParseSandbox, ParseTimeout
 from retrieval.embeddings import HashingEmbedder
 from tests.factories import DocumentFactory
@@ -125,10 +120,10 @@ def test_a_docx_beyond_the_uncompressed_limit_is_too_large(ingest, settings):
 def test_docx_limits_come_from_the_zip_directory(limits, message):
     bomb = docx_zip_bomb(8 * 1024 * 1024)
     if message is None:
-        check_docx_archive(bomb, limits)
+        check_archive(bomb, limits, label="DOCX")
         return
     with pytest.raises(FileTooLarge, match=message):
-        check_docx_archive(bomb, limits)
+        check_archive(bomb, limits, label="DOCX")
 
 
 def test_a_pdf_with_thousands_of_blank_pages_has_too_many_pages(ingest, settings):

@@ -8,6 +8,7 @@ from itertools import pairwise
 
 import pytest
 
+from ingestion.blocks import HEADING, TABLE_ROW, Block
 from ingestion.chunking import (
     Chunk,
     chunk_blocks,
@@ -15,7 +16,6 @@ from ingestion.chunking import (
     join_chunk_runs,
     text_units,
 )
-from ingestion.parsers import HEADING, TABLE_ROW, Block
 
 CJK_RE = re.compile(r"[\u3400-鿿]")
 PERIOD = "。"

@@ -64,8 +64,8 @@ def document_status(task) -> str:
 
 
 def chunk_rows(claim, text: str):
+    from ingestion.blocks import Block
     from ingestion.chunking import chunk_blocks
-    from ingestion.parsers import Block
     from retrieval.embeddings import get_embedder
     from retrieval.services import chunk_rows
 

@@ -283,7 +283,7 @@ class TestFailures:
     def test_error_detail_is_bounded(
         self, knowledge_base, submit, run_worker, monkeypatch
     ):
-        from ingestion.parsers import ParseError
+        from ingestion.blocks import ParseError
         from ingestion.sandbox import ParseSandbox
 
         def long_error(*args, **kwargs):

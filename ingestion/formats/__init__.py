@@ -1,0 +1,61 @@
+"""Document formats: bytes in, a flat list of text blocks out.
+
+One module per format, each with a `parse(data, request)` (see `base.Parser`);
+`PARSERS` maps a document kind to its parser, as Django's `get_hasher()` maps a name
+to a hasher. Adding a format is a module and a line here.
+
+Every parser returns blocks in reading order. A heading is emitted as a `heading`
+block and also becomes part of the `heading_path` of every block below it, until a
+heading of the same or a higher level replaces it. PDF blocks carry their 1-based
+page number.
+
+Whatever is wrong with the input surfaces as `ParseError`, whose `reason` is short and
+safe to show to users or store on a task row: no paths, no tracebacks. Inputs beyond
+`ParseLimits` raise its subclasses `FileTooLarge` and `TooManyPages`, checked before
+the expensive work starts (a DOCX is measured from its zip directory, never inflated).
+"""
+
+from __future__ import annotations
+
+from ..blocks import Block, ParseError, ParseLimits
+from . import docx, html, markdown, pdf, text
+from .base import Parser, ParseRequest
+
+PARSERS: dict[str, Parser] = {
+    "pdf": pdf.parse,
+    "docx": docx.parse,
+    "markdown": markdown.parse,
+    "html": html.parse,
+    "text": text.parse,
+}
+
+
+def parse_document(
+    kind: str,
+    data: bytes,
+    limits: ParseLimits | None = None,
+    *,
+    shard: tuple[int, int] = (0, 1),
+    retain: list | None = None,
+) -> list[Block]:
+    """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes.
+
+    `shard` = (index, count) lets `count` processes share one file: the PDF pages
+    whose 0-based number is `index` modulo `count`, or the index-th run of a DOCX
+    body, cut at headings. Other kinds are read whole. A DOCX's XML tree is
+    appended to `retain`, if given, for the caller to free when it suits it.
+    """
+    parser = PARSERS.get(kind)
+    if parser is None:
+        raise ParseError(f"unsupported document kind: {kind[:40]}")
+    request = ParseRequest(limits=limits or ParseLimits(), shard=shard, retain=retain)
+    try:
+        blocks = parser(data, request)
+    except (ParseError, MemoryError):
+        raise
+    except Exception as exc:
+        raise ParseError(f"unreadable {kind} document: {type(exc).__name__}") from exc
+    return [block for block in blocks if block.text.strip()]
+
+
+__all__ = ["PARSERS", "ParseRequest", "Parser", "parse_document"]

@@ -1,0 +1,28 @@
+"""What every format parser is given and must return."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..blocks import Block, ParseLimits
+
+
+@dataclass(frozen=True)
+class ParseRequest:
+    """How to read one document, besides its bytes.
+
+    `shard` = (index, count) asks for the index-th of `count` shares of the file
+    (formats that cannot share a file read it whole); `retain` collects objects that
+    are costly to free, for the caller to drop when it suits it. A new need (a
+    progress callback for OCR, say) becomes a field with a default, so that parsers
+    that do not use it stay as they are.
+    """
+
+    limits: ParseLimits = field(default_factory=ParseLimits)
+    shard: tuple[int, int] = (0, 1)
+    retain: list | None = None
+
+
+# Each format module's `parse`: blocks in reading order; bad input raises ParseError.
+Parser = Callable[[bytes, ParseRequest], list[Block]]

@@ -1,0 +1,121 @@
+"""PDF: paragraphs with their 1-based page numbers, read with pdfminer.six."""
+
+from __future__ import annotations
+
+import io
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import islice
+
+from pdfminer.pdfdocument import (
+    PDFDocument,
+    PDFEncryptionError,
+    PDFNoValidXRef,
+    PDFPasswordIncorrect,
+)
+from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+from pdfminer.pdfpage import PDFPage
+from pdfminer.pdfparser import PDFParser
+
+from ..blocks import Block, ParseError, TooManyPages
+from .base import ParseRequest
+from .pdf_layout import GlyphCollector, glyph_paragraphs
+from .textutil import join_lines, remove_control_chars
+
+_PDF_CHAR_FIXES = str.maketrans(
+    {
+        "\ufb00": "ff",
+        "\ufb01": "fi",
+        "\ufb02": "fl",
+        "\ufb03": "ffi",
+        "\ufb04": "ffl",
+        "\ufb05": "st",
+        "\ufb06": "st",
+        # Some CJK fonts map ideographs to Kangxi radicals that look the same but
+        # would never match a query typed by a person.
+        **{
+            chr(cp): unicodedata.normalize("NFKC", chr(cp))
+            for cp in range(0x2F00, 0x2FD6)
+        },
+    }
+)
+
+
+def _pdf_text(lines: list[str]) -> str:
+    text = join_lines(
+        (line.translate(_PDF_CHAR_FIXES) for line in lines), dehyphenate=True
+    )
+    return remove_control_chars(text)
+
+
+@contextmanager
+def _pdf_errors() -> Iterator[None]:
+    try:
+        yield
+    except ParseError:
+        raise
+    except PDFPasswordIncorrect:
+        raise ParseError("password-protected PDF") from None
+    except PDFEncryptionError as exc:
+        raise ParseError("unsupported or damaged PDF encryption") from exc
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise ParseError(f"damaged PDF: {type(exc).__name__}") from exc
+
+
+class _ScannedXrefDocument(PDFDocument):
+    """Ignores the file's cross-reference table and rebuilds it by scanning objects."""
+
+    def find_xref(self, parser: PDFParser) -> int:
+        raise PDFNoValidXRef("rebuilding the cross-reference table")
+
+
+def _pdf_pages(data: bytes, stop_after: int | None = None) -> list[PDFPage]:
+    # Acrobat accepts the header anywhere in the first KiB; so does pdfminer.
+    if b"%PDF-" not in data[:1024]:
+        raise ParseError("not a PDF file")
+    document = PDFDocument(PDFParser(io.BytesIO(data)))
+    pages = list(islice(PDFPage.create_pages(document), stop_after))
+    if not pages:
+        # A wrong xref table (offsets shifted by one object, say) hides every page;
+        # viewers then rebuild the table by scanning the file, and so do we.
+        document = _ScannedXrefDocument(PDFParser(io.BytesIO(data)))
+        pages = list(islice(PDFPage.create_pages(document), stop_after))
+    if not pages:
+        raise ParseError("damaged PDF: no pages")
+    return pages
+
+
+def parse(data: bytes, request: ParseRequest) -> list[Block]:
+    """Paragraphs with 1-based page numbers; a PDF without a text layer gives [].
+
+    With `shard` = (index, count), only every count-th page from `index` on. Beyond
+    the limit's `max_pdf_pages`, `TooManyPages` before any page is read.
+    """
+    index, count = request.shard
+    max_pages = request.limits.max_pdf_pages
+    blocks: list[Block] = []
+    with _pdf_errors():
+        pages = _pdf_pages(data, None if max_pages is None else max_pages + 1)
+        if max_pages is not None and len(pages) > max_pages:
+            raise TooManyPages(f"the PDF has more than {max_pages} pages, the limit")
+        resources = PDFResourceManager(caching=True)
+        device = GlyphCollector(resources)
+        interpreter = PDFPageInterpreter(resources, device)
+        for number, page in enumerate(pages, start=1):
+            if (number - 1) % count != index:
+                continue
+            interpreter.process_page(page)
+            for lines in glyph_paragraphs(device.glyphs):
+                text = _pdf_text(lines)
+                if text:
+                    blocks.append(Block(text=text, page=number))
+    return blocks
+
+
+def pdf_page_count(data: bytes, *, stop_after: int | None = None) -> int:
+    """Pages of the PDF, counting no further than `stop_after`."""
+    with _pdf_errors():
+        return len(_pdf_pages(data, stop_after))

@@ -1,0 +1,58 @@
+"""Text helpers shared by the formats: CJK-aware line joining and clean-up."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..blocks import CJK_CLASS
+
+_CJK_RE = re.compile(f"[{CJK_CLASS}]")
+CJK_FIRST = "\u2e80"  # no CJK character sorts before it
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_HYPHENATED_END = re.compile(r"[^\W\d_][-\u2010]$")
+_SOFT_HYPHEN = "\u00ad"
+
+
+def is_cjk(char: str) -> bool:
+    return char >= CJK_FIRST and _CJK_RE.match(char) is not None
+
+
+def remove_control_chars(text: str) -> str:
+    """Drop C0 controls other than tab, newline, form feed and carriage return."""
+    return _CONTROL_RE.sub("", text)
+
+
+def join_lines(lines: Iterable[str], *, dehyphenate: bool = False) -> str:
+    """Join wrapped lines into one paragraph, collapsing whitespace.
+
+    No space is inserted where either side is CJK or after a soft hyphen; with
+    `dehyphenate`, a word broken by a hyphen at the line end is glued back when the
+    next line starts in lowercase. Soft hyphens are dropped.
+    """
+    parts: list[str] = []
+    previous = ""
+    for raw in lines:
+        line = " ".join(raw.split())
+        if not line:
+            continue
+        if previous and previous[-1] != _SOFT_HYPHEN:
+            if dehyphenate and line[0].islower() and _HYPHENATED_END.search(previous):
+                parts[-1] = parts[-1][:-1]
+            elif not (is_cjk(previous[-1]) or is_cjk(line[0])):
+                parts.append(" ")
+        parts.append(line)
+        previous = line
+    return "".join(parts).replace(_SOFT_HYPHEN, "")
+
+
+def clean_text(text: str) -> str:
+    """Unix line ends, a form feed as a paragraph break, no control characters."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
+    return remove_control_chars(text)
+
+
+def paragraphs(text: str) -> list[str]:
+    """Split on blank lines; join the lines of each paragraph."""
+    chunks = re.split(r"\n[ \t\v\u3000]*\n", text)
+    return [p for p in (join_lines(c.split("\n")) for c in chunks) if p]
