@@ -113,6 +113,7 @@ class IngestionPipeline:
         # The claim wrote "download 0/1": the first report need not.
         self._last_progress_write = time.monotonic()
         self._pending_progress: tuple[str, int, int] | None = None
+        self._pages = 1  # what the parse stage counts: pages when it hears of them
         self._stage: str | None = None
         self._stage_started = 0.0
         self._stage_seconds: dict[str, float] = {}
@@ -138,7 +139,7 @@ class IngestionPipeline:
         self.report(TaskStage.PARSE, 0, 1)
         extracted = self.parse(document, data)
         chunks = extracted.chunks
-        self.report(TaskStage.PARSE, 1, 1)
+        self.report(TaskStage.PARSE, self._pages, self._pages)
 
         if extracted.vectors is None:
             vectors = self.embed(chunks)
@@ -200,6 +201,11 @@ class IngestionPipeline:
         self._pending_progress = None
         self._last_progress_write = now
 
+    def _pages_read(self, done: int, total: int) -> None:
+        # A PDF's parse shows its pages (a 30-page scan must show it is moving).
+        self._pages = total
+        self.report(TaskStage.PARSE, done, total)
+
     def _while_parsing(self) -> None:
         # Called every few tenths of a second while the parser works: a long parse
         # shows up as the current stage even though no report follows it soon.
@@ -254,6 +260,7 @@ class IngestionPipeline:
                 embedder=self.embedder
                 if getattr(self.embedder, "portable", False)
                 else None,
+                progress=self._pages_read,
             )
         except ParseError as error:
             code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))

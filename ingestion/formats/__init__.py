@@ -17,6 +17,9 @@ the expensive work starts (a DOCX is measured from its zip directory, never infl
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from ..blocks import Block, ParseError, ParseLimits
 from . import docx, html, markdown, pdf, text
 from .base import Parser, ParseRequest
@@ -37,6 +40,7 @@ def parse_document(
     *,
     shard: tuple[int, int] = (0, 1),
     retain: list | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Block]:
     """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes.
 
@@ -44,11 +48,14 @@ def parse_document(
     whose 0-based number is `index` modulo `count`, or the index-th run of a DOCX
     body, cut at headings. Other kinds are read whole. A DOCX's XML tree is
     appended to `retain`, if given, for the caller to free when it suits it.
+    `progress(done, total)` hears of each page of this shard read (PDF).
     """
     parser = PARSERS.get(kind)
     if parser is None:
         raise ParseError(f"unsupported document kind: {kind[:40]}")
     request = ParseRequest(limits=limits or ParseLimits(), shard=shard, retain=retain)
+    if progress is not None:
+        request = replace(request, progress=progress)
     try:
         blocks = parser(data, request)
     except (ParseError, MemoryError):

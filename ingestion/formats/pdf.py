@@ -104,14 +104,15 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
         resources = PDFResourceManager(caching=True)
         device = GlyphCollector(resources)
         interpreter = PDFPageInterpreter(resources, device)
-        for number, page in enumerate(pages, start=1):
-            if (number - 1) % count != index:
-                continue
-            interpreter.process_page(page)
+        mine = [n for n in range(1, len(pages) + 1) if (n - 1) % count == index]
+        request.progress(0, len(mine))
+        for done, number in enumerate(mine, start=1):
+            interpreter.process_page(pages[number - 1])
             for lines in glyph_paragraphs(device.glyphs):
                 text = _pdf_text(lines)
                 if text:
                     blocks.append(Block(text=text, page=number))
+            request.progress(done, len(mine))
     return blocks
 
 
