@@ -3,7 +3,8 @@
     ocr_image(image)          -> OcrPage: lines in reading order, mean confidence
     ocr_pdf_page(pdf, index)  -> OcrPage of one page, rasterised with pypdfium2
     page_needs_ocr(page)      -> whether a PDF page's text layer is missing or thin
-    engine_available()        -> whether OCR can run here (else OcrUnavailable)
+    engine_available()        -> whether OCR can run here (loads the engine)
+    engine_installed()        -> the same, cheaply, without loading it
 
 One engine, RapidOCR 3 with the PP-OCRv6 models in its wheel, reads simplified and
 traditional Chinese and English together (why, and its costs: docs/ocr.md). It is
@@ -28,6 +29,7 @@ from .engine import (
     OcrUnavailable,
     deadline,
     engine_available,
+    engine_installed,
     get_engine,
     raise_if_out_of_memory,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "OcrUnavailable",
     "TextBox",
     "engine_available",
+    "engine_installed",
     "image_coverage",
     "lines_in_reading_order",
     "ocr_image",

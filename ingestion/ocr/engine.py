@@ -7,6 +7,7 @@ models, shipped inside its wheel, with ONNX Runtime: nothing is downloaded.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import signal
 import threading
 from collections.abc import Iterator
@@ -51,6 +52,20 @@ def engine_available() -> bool:
     except OcrUnavailable:
         return False
     return True
+
+
+def engine_installed() -> bool:
+    """Cheaply, without loading it (for health checks): are the engine, its runtime
+    and its model files installed?"""
+    try:
+        spec = importlib.util.find_spec("rapidocr")
+        runtime = importlib.util.find_spec("onnxruntime")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or runtime is None or spec.origin is None:
+        return False
+    models = Path(spec.origin).parent / "models"
+    return all((models / name).is_file() for name in MODEL_FILES.values())
 
 
 def get_engine() -> Any:

@@ -196,7 +196,9 @@ def test_unsupported_language_is_refused():
 
 
 def test_missing_engine_is_reported_as_unavailable(monkeypatch, fresh_engine):
+    assert ocr.engine_installed()
     monkeypatch.setitem(sys.modules, "rapidocr", None)  # import fails
+    assert not ocr.engine_installed()
     assert not ocr.engine_available()
     with pytest.raises(ocr.OcrUnavailable) as raised:
         ocr.ocr_image(Image.new("RGB", (10, 10)))
@@ -205,6 +207,7 @@ def test_missing_engine_is_reported_as_unavailable(monkeypatch, fresh_engine):
 
 def test_missing_models_are_reported_as_unavailable(monkeypatch, fresh_engine):
     monkeypatch.setitem(ocr.engine.MODEL_FILES, "rec", "no-such-model.onnx")
+    assert not ocr.engine_installed()
     with pytest.raises(ocr.OcrUnavailable, match="models are missing"):
         ocr.ocr_image(Image.new("RGB", (10, 10)))
 
