@@ -144,6 +144,8 @@ def deadline(seconds: float | None) -> Iterator[None]:
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
+        if expired:  # raised where the engine swallowed it
+            raise OcrTimeout(reason)
     except Exception as error:
         # The engine may wrap the exception raised in its code in one of its own.
         if expired and not isinstance(error, OcrTimeout):
