@@ -15,7 +15,7 @@ TABLE_ROW = "table_row"
 LIST_ITEM = "list_item"
 BLOCK_KINDS = (HEADING, PARAGRAPH, TABLE_ROW, LIST_ITEM)
 
-DOCUMENT_KINDS = ("pdf", "docx", "markdown", "html", "text")
+DOCUMENT_KINDS = ("pdf", "docx", "markdown", "html", "text", "image")
 
 # Scripts written without spaces between words: CJK radicals and punctuation, kana,
 # bopomofo, Han (BMP and supplementary planes), fullwidth forms. Hangul is left out on
@@ -40,6 +40,9 @@ class Block:
     heading_path: tuple[str, ...] = ()
     page: int | None = None
     kind: str = PARAGRAPH
+    # The mean confidence (0..1) of the OCR that read the block's page; None for
+    # text the file itself holds.
+    ocr_confidence: float | None = None
 
 
 class ParseError(Exception):
@@ -66,6 +69,10 @@ class OcrUnavailable(ParseError):
     """Pages need OCR, but the OCR engine is not installed or switched off."""
 
 
+class OcrTimeout(ParseError):
+    """One page took longer than the per-page OCR time limit."""
+
+
 @dataclass(frozen=True)
 class ParseLimits:
     """Bounds checked before parsing; `None` switches one off."""
@@ -74,3 +81,8 @@ class ParseLimits:
     max_docx_uncompressed_bytes: int | None = 256 * 1024 * 1024
     # Only members above 1 MiB (formats/ooxml.py): small, very regular parts are normal.
     max_docx_compression_ratio: float | None = 100.0
+    # OCR of scanned PDF pages and images (ingestion/ocr, docs/ocr.md).
+    ocr_enabled: bool = True
+    ocr_languages: tuple[str, ...] = ("chi_sim", "chi_tra", "eng")
+    ocr_page_seconds: float | None = 60.0
+    max_ocr_pages: int | None = 200

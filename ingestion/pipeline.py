@@ -30,6 +30,7 @@ from retrieval.services import chunk_rows
 from . import services
 from .blocks import (
     FileTooLarge,
+    OcrTimeout,
     OcrUnavailable,
     ParseError,
     ParseLimits,
@@ -57,6 +58,7 @@ class IngestionFailure(Exception):
 # Most specific first: the subclasses of ParseError carry their own code.
 PARSE_ERROR_CODES: tuple[tuple[type[ParseError], str], ...] = (
     (ParseTimeout, ErrorCode.PARSE_TIMEOUT),
+    (OcrTimeout, ErrorCode.PARSE_TIMEOUT),
     (TooManyPages, ErrorCode.TOO_MANY_PAGES),
     (FileTooLarge, ErrorCode.FILE_TOO_LARGE),
     (PasswordProtected, ErrorCode.PASSWORD_PROTECTED),
@@ -70,6 +72,10 @@ def parse_limits() -> ParseLimits:
         max_pdf_pages=settings.INGESTION_MAX_PDF_PAGES,
         max_docx_uncompressed_bytes=settings.INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES,
         max_docx_compression_ratio=settings.INGESTION_MAX_DOCX_COMPRESSION_RATIO,
+        ocr_enabled=settings.OCR_ENABLED,
+        ocr_languages=tuple(settings.OCR_LANGUAGES),
+        ocr_page_seconds=settings.OCR_PAGE_TIMEOUT_SECONDS or None,
+        max_ocr_pages=settings.OCR_MAX_PAGES or None,
     )
 
 

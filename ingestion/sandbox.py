@@ -315,6 +315,9 @@ class ParseSandbox:
                     except (EOFError, OSError):
                         del busy[conn]
                         raise parsers[index].crash_error() from None
+                    if reply[0] == "time":  # bounded by the OCR page limits
+                        deadline += reply[1]
+                        continue
                     if reply[0] == "progress":
                         pages[index] = reply[1]
                         if len(pages) == shards:  # each has said how many it reads
@@ -409,7 +412,13 @@ def _serve(
         # document's tree takes tens of milliseconds), while the worker reads it.
         retained: list = []
         try:
-            reply = ("ok", _answer(*request, retain=retained, progress=_reporter(conn)))
+            progress, more_time = _reporters(conn)
+            reply = (
+                "ok",
+                _answer(
+                    *request, retain=retained, progress=progress, more_time=more_time
+                ),
+            )
         except MemoryError:
             reply = ("memory", None)
         except ParseError as error:
@@ -445,11 +454,18 @@ def _answer(
     *,
     retain: list,
     progress: Callable[[int, int], None],
+    more_time: Callable[[float], None],
 ) -> list[Block] | _ExtractedPart:
     from .formats import parse_document  # here only: the worker never needs it
 
     blocks = parse_document(
-        kind, data, limits, shard=shard, retain=retain, progress=progress
+        kind,
+        data,
+        limits,
+        shard=shard,
+        retain=retain,
+        progress=progress,
+        more_time=more_time,
     )
     if operation == "blocks":
         return blocks
@@ -469,18 +485,24 @@ def _answer(
     return _ExtractedPart(chunks, vectors, len(full_text(blocks)))
 
 
-def _reporter(conn: Connection) -> Callable[[int, int], None]:
-    """Sends the pages read so far to the worker, at most every POLL_SECONDS."""
+def _reporters(
+    conn: Connection,
+) -> tuple[Callable[[int, int], None], Callable[[float], None]]:
+    """`progress` sends the pages read so far, at most every POLL_SECONDS;
+    `more_time` asks the worker to wait that much longer (before an OCR page)."""
     last = 0.0
 
-    def report(done: int, total: int) -> None:
+    def progress(done: int, total: int) -> None:
         nonlocal last
         now = time.monotonic()
         if done == total or now - last >= POLL_SECONDS:
             last = now
             conn.send(("progress", (done, total)))
 
-    return report
+    def more_time(seconds: float) -> None:
+        conn.send(("time", float(seconds)))
+
+    return progress, more_time
 
 
 def _limit_address_space(memory_bytes: int) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..blocks import OcrUnavailable, ParseError
+from ..blocks import OcrTimeout, OcrUnavailable
 
 # An image is resized so that its longer side is at most this (RapidOCR's own
 # default); larger pages are slower without reading better.
@@ -30,10 +30,6 @@ MODEL_FILES = {
 DETECTION_LIMIT = ("max", MAX_SIDE_PIXELS)
 _engine: Any = None
 _engine_lock = threading.Lock()
-
-
-class OcrTimeout(ParseError):
-    """One page took longer than the per-page OCR time limit."""
 
 
 def engine_available() -> bool:

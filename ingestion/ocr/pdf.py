@@ -28,11 +28,14 @@ def render_pdf_page(page: pypdfium2.PdfPage, *, dpi: int = DEFAULT_DPI) -> Image
 
 
 def page_needs_ocr(page: pypdfium2.PdfPage) -> bool:
-    """A page needs OCR when its text layer is empty, or negligible (fewer than
-    NEGLIGIBLE_TEXT_CHARS characters) while images cover most of it."""
+    """A page needs OCR when its text layer is empty but the page is not blank, or
+    negligible (fewer than NEGLIGIBLE_TEXT_CHARS characters) while images cover
+    most of it."""
     chars = _text_layer_chars(page)
     if chars == 0:
-        return True
+        # A blank page has nothing to read; text turned into outlines (drawn
+        # paths) or a scan has.
+        return any(True for _ in page.get_objects(max_depth=1))
     return chars < NEGLIGIBLE_TEXT_CHARS and image_coverage(page) >= IMAGE_COVER_FOR_OCR
 
 
