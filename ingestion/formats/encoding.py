@@ -60,6 +60,12 @@ _TEXT_CHARACTERS = re.compile(
 )
 _MIN_TEXT_SHARE = 0.95
 _MIN_COMMON_SHARE = 0.8
+_MAX_LONE_SHARE = 0.2
+# A non-ASCII character alone among ASCII ones, touching a Latin letter.
+_LONE_BY_LATIN = re.compile(
+    r"(?<=[A-Za-z])[^\x00-\x7f](?![^\x00-\x7f])"
+    r"|(?<![^\x00-\x7f])[^\x00-\x7f](?=[A-Za-z])"
+)
 _HTML_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.()+-]+)""", re.IGNORECASE
 )
@@ -106,13 +112,21 @@ def wide_encoding(sample: bytes) -> str | None:
         return None
     if nuls < len(sample) // 10 and _prefix(sample, "utf-8") is not None:
         return None
+    readings = []
     for encoding in _WIDE_ENCODINGS:
         text = _prefix(sample, encoding)
         if text and "\x00" not in text:
             share = len(_TEXT_CHARACTERS.findall(text)) / len(text)
             if share >= _MIN_TEXT_SHARE:
-                return encoding
-    return None
+                readings.append((encoding, text))
+    if not readings:
+        return None
+    # A few Latin letters read the wrong way round are ideographs, and pass too.
+    return max(readings, key=lambda reading: _latin_share(reading[1]))[0]
+
+
+def _latin_share(text: str) -> float:
+    return sum(1 for char in text if char < "\u0250") / len(text)
 
 
 def _prefix(sample: bytes, encoding: str) -> str | None:
@@ -195,10 +209,13 @@ def _lead_byte_in(encoding: str, *ranges: tuple[int, int]) -> Callable[[str], bo
     @cache
     def is_common(char: str) -> bool:
         try:
-            lead = char.encode(encoding)[0]
+            encoded = char.encode(encoding)
         except UnicodeEncodeError:
             return False
-        return any(low <= lead <= high for low, high in ranges)
+        # Python's EUC-KR spells syllables outside KS X 1001 as 8-byte jamo runs.
+        return len(encoded) == 2 and any(
+            low <= encoded[0] <= high for low, high in ranges
+        )
 
     return is_common
 
@@ -218,11 +235,18 @@ _COMMON: dict[str, Callable[[str], bool]] = {
 
 
 def _mostly_common(text: str, is_common: Callable[[str], bool]) -> bool:
-    sample = [char for char in text[:_CJK_SAMPLE] if ord(char) > 0x7F]
+    """Most non-ASCII characters are common ones, and few stand alone beside a
+    Latin letter: cp1252's curly apostrophe and a letter ("don’t") make a common
+    kanji in Shift_JIS, where real CJK text has runs of them."""
+    text = text[:_CJK_SAMPLE]
+    sample = [char for char in text if ord(char) > 0x7F]
     if not sample:
         return False
     common = sum(1 for char in sample if is_common(char))
-    return common >= _MIN_COMMON_SHARE * len(sample)
+    lone = len(_LONE_BY_LATIN.findall(text))
+    return common >= _MIN_COMMON_SHARE * len(sample) and lone <= _MAX_LONE_SHARE * len(
+        sample
+    )
 
 
 def html_declared_charset(data: bytes) -> str | None:

@@ -175,3 +175,15 @@ def test_big5_is_read_as_windows_writes_it() -> None:
     # cp950, the Big5 Windows saves, adds the euro sign among others.
     text = f"{TRADITIONAL} 每日津貼 €25。"
     assert decode_text(text.encode("cp950")) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It\u2019s the employee\u2019s right; don\u2019t wait.",
+        "\u201cLeave\u201d is l\u2019avance \u2013 d\u2019accord.",
+    ],
+)
+def test_cp1252_punctuation_inside_words_is_not_taken_for_cjk(text: str) -> None:
+    # 0x92 (a curly apostrophe) and a letter make a common kanji in Shift_JIS.
+    assert decode_text(text.encode("cp1252")) == text
