@@ -124,6 +124,8 @@ def test_undeclared_encodings_are_detected(
         ("年次有給休暇", "shift_jis"),
         ("年次有給休暇", "euc_jp"),
         ("Grüße", "cp1252"),
+        ("Leave days", "utf-16-be"),  # also ideographs read as UTF-16-LE
+        ("Leave days", "utf-16-le"),
     ],
 )
 def test_short_texts_are_detected(text: str, encoding: str) -> None:
