@@ -65,7 +65,9 @@ def test_whole_corpus_through_the_worker(knowledge_base):
         outcomes[str(path)] = task.error_code or "succeeded"
 
     expected = {
-        "pdf/pdfminer.six/encryption/aes-256.pdf": "parse_error",
+        "pdf/pdfminer.six/encryption/aes-256.pdf": "password_protected",
+        "pdf/unstructured/password.pdf": "password_protected",
+        "pdf/unstructured/copy-protected.pdf": "succeeded",
         "pdf/pdfminer.six/nonfree/175.pdf": "empty_document",
         "pdf/pdfminer.six/nonfree/dmca.pdf": "succeeded",
         "pdf/pdfminer.six/nonfree/i1040nr.pdf": "succeeded",
