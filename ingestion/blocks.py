@@ -40,6 +40,9 @@ class Block:
     heading_path: tuple[str, ...] = ()
     page: int | None = None
     kind: str = PARAGRAPH
+    # A table row's header row, where the parser knows it: repeated at the top of a
+    # chunk that starts below the header, so that the row's values keep their names.
+    table_header: str = ""
 
 
 class ParseError(Exception):
