@@ -13,6 +13,7 @@ import io
 import re
 import warnings
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from openpyxl import load_workbook
@@ -86,7 +87,7 @@ def _sheet_rows(sheet: Any, max_cells: int | None) -> list[list[str]]:
                 f"the sheet {str(sheet.title)[:40]!r} has more than {max_cells} "
                 "cells (rows x columns), the limit for one worksheet"
             )
-        texts = [cell_text(cell.value, cell.number_format) for cell in row]
+        texts = [_displayed(cell) for cell in row]
         while texts and not texts[-1]:
             texts.pop()
         if texts:
@@ -144,6 +145,15 @@ def _padded(row: list[str], first: int, width: int) -> list[str]:
     return row[first:] + [""] * (width - len(row))
 
 
+def _displayed(cell: Any) -> str:
+    value = cell.value
+    if value is None:
+        return ""
+    if type(value) is str:  # most cells: no format to look up
+        return " ".join(value.split())
+    return cell_text(value, cell.number_format)
+
+
 def cell_text(value: object, number_format: str = "General") -> str:
     """A cell's value the way a reader sees it: dates as ISO dates, numbers without
     binary noise, with the format's percent sign, decimals and thousands commas."""
@@ -165,18 +175,27 @@ def cell_text(value: object, number_format: str = "General") -> str:
 
 
 def _number_text(value: float, number_format: str) -> str:
-    # Only the format's first section (positive numbers) and no literal text.
-    section = _QUOTED.sub("", (number_format or "General").split(";")[0])
-    percent = "%" in section
+    percent, places, grouped = _number_style(number_format)
     if percent:
         value *= 100
-    decimals = _FIXED_DECIMALS.search(section)
-    grouped = "#,##" in section or "0,0" in section
-    if decimals is not None or (grouped and float(value).is_integer()):
-        places = len(decimals.group(1)) if decimals is not None else 0
-        text = f"{value:{',' if grouped else ''}.{places}f}"
+    comma = "," if grouped else ""
+    if places is not None or (grouped and float(value).is_integer()):
+        text = f"{value:{comma}.{places or 0}f}"
     elif float(value).is_integer() and abs(value) < 10**_SIGNIFICANT_DIGITS:
-        text = f"{int(value):{',' if grouped else ''}d}"
+        text = f"{int(value):{comma}d}"
     else:
         text = f"{value:.{_SIGNIFICANT_DIGITS}g}"
     return f"{text}%" if percent else text
+
+
+@lru_cache(maxsize=256)
+def _number_style(number_format: str) -> tuple[bool, int | None, bool]:
+    """(percent, fixed decimal places, thousands commas) of a number format, from
+    its first section (positive numbers) without its literal text."""
+    section = _QUOTED.sub("", (number_format or "General").split(";")[0])
+    decimals = _FIXED_DECIMALS.search(section)
+    return (
+        "%" in section,
+        len(decimals.group(1)) if decimals is not None else None,
+        "#,##" in section or "0,0" in section,
+    )
