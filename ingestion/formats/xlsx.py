@@ -96,11 +96,11 @@ def _sheet_rows(sheet: Any, max_cells: int | None) -> list[list[str]]:
 
 
 def _sheet_blocks(name: str, rows: list[list[str]]) -> Iterator[Block]:
+    if not rows:  # no section: a workbook of empty sheets is an empty document
+        return
     title = " ".join(name.split()) or "Sheet"
     path = (title,)
     yield Block(text=title, heading_path=path, kind=HEADING)
-    if not rows:
-        return
     header_index = _header_row(rows)
     for row in rows[:header_index]:  # a title or a note above the table
         yield Block(text=" ".join(cell for cell in row if cell), heading_path=path)

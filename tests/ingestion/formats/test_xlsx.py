@@ -139,6 +139,18 @@ def test_hidden_and_very_hidden_sheets_are_left_out() -> None:
     assert "hunter2" not in " ".join(block.text for block in blocks)
 
 
+def test_empty_sheets_give_no_sections() -> None:
+    workbook = Workbook()
+    workbook.active.title = "Empty"
+    workbook.create_sheet("Data").append(["Region", "Head count"])
+    workbook.create_sheet("Blank cells only").append([None, "", "   "])
+
+    blocks = parse_document("xlsx", saved(workbook))
+
+    assert [block.text for block in blocks] == ["Data", "Region | Head count"]
+    assert parse_document("xlsx", saved(Workbook())) == []
+
+
 @pytest.mark.parametrize(
     ("value", "number_format", "text"),
     [
