@@ -47,6 +47,7 @@ bench: venv
 	$(PY) bench/query_latency.py
 	$(PY) bench/script_normalisation.py
 	$(PY) bench/passage_diff.py
+	$(PY) bench/ocr_engines.py
 
 # The same measurements, smaller, in under two minutes (numbers are noisier).
 bench-quick: venv

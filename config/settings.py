@@ -240,6 +240,14 @@ INGESTION_PARSE_MEMORY_BYTES = env.int(
     "INGESTION_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024
 )
 INGESTION_MAX_PDF_PAGES = env.int("INGESTION_MAX_PDF_PAGES", default=2000)
+# OCR of scanned PDF pages and images (docs/ocr.md). Each OCR page may extend the
+# parse time limit by OCR_PAGE_TIMEOUT_SECONDS, up to OCR_MAX_PAGES pages.
+OCR_ENABLED = env.bool("OCR_ENABLED", default=True)
+OCR_LANGUAGES = env.list("OCR_LANGUAGES", default=["chi_sim", "chi_tra", "eng"])
+OCR_PAGE_TIMEOUT_SECONDS = env.float("OCR_PAGE_TIMEOUT_SECONDS", default=60.0)
+OCR_MAX_PAGES = env.int("OCR_MAX_PAGES", default=200)
+# Pages read with a lower mean confidence are kept, and flagged in the admin.
+OCR_MIN_CONFIDENCE = env.float("OCR_MIN_CONFIDENCE", default=0.8)
 # Parser processes per worker: a PDF's pages are shared among them (each one has
 # INGESTION_PARSE_MEMORY_BYTES of its own); other kinds use one.
 INGESTION_PARSE_PROCESSES = env.int("INGESTION_PARSE_PROCESSES", default=2)

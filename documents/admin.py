@@ -5,6 +5,7 @@ Actions call the same services as the API, so role and lock checks are the same.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404
@@ -230,9 +231,18 @@ class DocumentAdmin(MemberScopedAdmin):
 
     @admin.display(description="Chunks")
     def chunks(self, document: Document) -> str:
+        chunks = list(document.chunks.order_by("ordinal"))
+        floor = settings.OCR_MIN_CONFIDENCE
+        read_by_ocr = [c.ocr_confidence for c in chunks if c.ocr_confidence is not None]
         return render_to_string(
             "admin/documents/document/chunks.html",
-            {"chunks": document.chunks.order_by("ordinal")},
+            {
+                "chunks": chunks,
+                "ocr_chunks": len(read_by_ocr),
+                "low_confidence": sum(c < floor for c in read_by_ocr),
+                "ocr_floor": floor,
+                "ocr_floor_percent": round(floor * 100),
+            },
         )
 
     @admin.display(description="File")

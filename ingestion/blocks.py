@@ -15,7 +15,7 @@ TABLE_ROW = "table_row"
 LIST_ITEM = "list_item"
 BLOCK_KINDS = (HEADING, PARAGRAPH, TABLE_ROW, LIST_ITEM)
 
-DOCUMENT_KINDS = ("pdf", "docx", "pptx", "xlsx", "markdown", "html", "text")
+DOCUMENT_KINDS = ("pdf", "docx", "pptx", "xlsx", "markdown", "html", "text", "image")
 
 # Scripts written without spaces between words: CJK radicals and punctuation, kana,
 # bopomofo, Han (BMP and supplementary planes), fullwidth forms. Hangul is left out on
@@ -43,6 +43,9 @@ class Block:
     # A table row's header row, where the parser knows it: repeated at the top of a
     # chunk that starts below the header, so that the row's values keep their names.
     table_header: str = ""
+    # The mean confidence (0..1) of the OCR that read the block's page; None for
+    # text the file itself holds.
+    ocr_confidence: float | None = None
 
 
 class ParseError(Exception):
@@ -70,6 +73,10 @@ class OcrUnavailable(ParseError):
     """Pages need OCR, but the OCR engine is not installed or switched off."""
 
 
+class OcrTimeout(ParseError):
+    """One page took longer than the per-page OCR time limit."""
+
+
 @dataclass(frozen=True)
 class ParseLimits:
     """Bounds checked before parsing; `None` switches one off."""
@@ -81,3 +88,8 @@ class ParseLimits:
     max_slides: int | None = 2000
     # Rows x columns of one worksheet, as read (not as its dimension claims).
     max_sheet_cells: int | None = 2_000_000
+    # OCR of scanned PDF pages and images (ingestion/ocr, docs/ocr.md).
+    ocr_enabled: bool = True
+    ocr_languages: tuple[str, ...] = ("chi_sim", "chi_tra", "eng")
+    ocr_page_seconds: float | None = 60.0
+    max_ocr_pages: int | None = 200

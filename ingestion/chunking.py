@@ -65,6 +65,8 @@ class Chunk:
     page: int | None
     char_start: int
     char_end: int
+    # The OCR confidence of the page the chunk starts on; None if not from OCR.
+    ocr_confidence: float | None = None
 
 
 def full_text(blocks: Sequence[Block]) -> str:
@@ -98,6 +100,11 @@ def chunk_blocks(
         overlap=overlap_ratio * max_cjk_chars,
     )
     chunks: list[Chunk] = []
+    read_by_ocr = {
+        block.page: block.ocr_confidence
+        for block in kept
+        if block.ocr_confidence is not None
+    }
     for path, spans in _sections(kept):
         pieces = [
             piece
@@ -113,6 +120,7 @@ def chunk_blocks(
                     page=page,
                     char_start=start,
                     char_end=end,
+                    ocr_confidence=read_by_ocr.get(page),
                 )
             )
     return chunks

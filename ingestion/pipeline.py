@@ -30,6 +30,7 @@ from retrieval.services import chunk_rows
 from . import services
 from .blocks import (
     FileTooLarge,
+    OcrTimeout,
     OcrUnavailable,
     ParseError,
     ParseLimits,
@@ -57,6 +58,7 @@ class IngestionFailure(Exception):
 # Most specific first: the subclasses of ParseError carry their own code.
 PARSE_ERROR_CODES: tuple[tuple[type[ParseError], str], ...] = (
     (ParseTimeout, ErrorCode.PARSE_TIMEOUT),
+    (OcrTimeout, ErrorCode.PARSE_TIMEOUT),
     (TooManyPages, ErrorCode.TOO_MANY_PAGES),
     (FileTooLarge, ErrorCode.FILE_TOO_LARGE),
     (PasswordProtected, ErrorCode.PASSWORD_PROTECTED),
@@ -72,6 +74,10 @@ def parse_limits() -> ParseLimits:
         max_docx_compression_ratio=settings.INGESTION_MAX_DOCX_COMPRESSION_RATIO,
         max_slides=settings.INGESTION_MAX_SLIDES,
         max_sheet_cells=settings.INGESTION_MAX_SHEET_CELLS,
+        ocr_enabled=settings.OCR_ENABLED,
+        ocr_languages=tuple(settings.OCR_LANGUAGES),
+        ocr_page_seconds=settings.OCR_PAGE_TIMEOUT_SECONDS or None,
+        max_ocr_pages=settings.OCR_MAX_PAGES or None,
     )
 
 
@@ -115,6 +121,7 @@ class IngestionPipeline:
         # The claim wrote "download 0/1": the first report need not.
         self._last_progress_write = time.monotonic()
         self._pending_progress: tuple[str, int, int] | None = None
+        self._pages = 1  # what the parse stage counts: pages when it hears of them
         self._stage: str | None = None
         self._stage_started = 0.0
         self._stage_seconds: dict[str, float] = {}
@@ -140,7 +147,7 @@ class IngestionPipeline:
         self.report(TaskStage.PARSE, 0, 1)
         extracted = self.parse(document, data)
         chunks = extracted.chunks
-        self.report(TaskStage.PARSE, 1, 1)
+        self.report(TaskStage.PARSE, self._pages, self._pages)
 
         if extracted.vectors is None:
             vectors = self.embed(chunks)
@@ -202,6 +209,11 @@ class IngestionPipeline:
         self._pending_progress = None
         self._last_progress_write = now
 
+    def _pages_read(self, done: int, total: int) -> None:
+        # A PDF's parse shows its pages (a 30-page scan must show it is moving).
+        self._pages = total
+        self.report(TaskStage.PARSE, done, total)
+
     def _while_parsing(self) -> None:
         # Called every few tenths of a second while the parser works: a long parse
         # shows up as the current stage even though no report follows it soon.
@@ -256,6 +268,7 @@ class IngestionPipeline:
                 embedder=self.embedder
                 if getattr(self.embedder, "portable", False)
                 else None,
+                progress=self._pages_read,
             )
         except ParseError as error:
             code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))

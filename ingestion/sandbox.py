@@ -212,12 +212,17 @@ class ParseSandbox:
         memory_bytes: int | None,
         interrupt: Callable[[], None] = lambda: None,
         processes: int = 1,
+        progress: Callable[[int, int], None] = lambda done, total: None,
     ) -> list[Block]:
         """Blocks of the document, or ParseError (ParseTimeout, FileTooLarge, ...)."""
         shards = _shard_count(kind, data, processes)
         requests = [("blocks", kind, data, limits, (i, shards)) for i in range(shards)]
         parts = self._run(
-            requests, timeout=timeout, memory_bytes=memory_bytes, interrupt=interrupt
+            requests,
+            timeout=timeout,
+            memory_bytes=memory_bytes,
+            interrupt=interrupt,
+            progress=progress,
         )
         if kind in PAGE_SHARDED_KINDS and shards > 1:
             # Each page comes from one shard, in order: a stable sort restores the file.
@@ -235,6 +240,7 @@ class ParseSandbox:
         interrupt: Callable[[], None] = lambda: None,
         processes: int = 1,
         embedder: Embedder | None = None,
+        progress: Callable[[int, int], None] = lambda done, total: None,
     ) -> Extracted:
         """Chunks of the document, and their vectors when `embedder` is given.
 
@@ -252,6 +258,7 @@ class ParseSandbox:
                 memory_bytes=memory_bytes,
                 interrupt=interrupt,
                 processes=processes,
+                progress=progress,
             )
             return Extracted(chunk_blocks(blocks), None)
         shards = _shard_count(kind, data, processes)
@@ -259,7 +266,11 @@ class ParseSandbox:
             ("chunks", kind, data, limits, (i, shards), embedder) for i in range(shards)
         ]
         parts: list[_ExtractedPart] = self._run(
-            requests, timeout=timeout, memory_bytes=memory_bytes, interrupt=interrupt
+            requests,
+            timeout=timeout,
+            memory_bytes=memory_bytes,
+            interrupt=interrupt,
+            progress=progress,
         )
         chunks = join_chunk_runs((part.chunks, part.text_length) for part in parts)
         if embedder is None or not chunks:
@@ -276,8 +287,11 @@ class ParseSandbox:
         timeout: float,
         memory_bytes: int | None,
         interrupt: Callable[[], None],
+        progress: Callable[[int, int], None],
     ) -> list:
-        """One request per parser, all at once; their answers in request order."""
+        """One request per parser, all at once; their answers in request order.
+
+        `progress(done, total)` hears the pages read by all of them together."""
         shards = len(requests)
         parsers = self._parsers_for(shards, memory_bytes)
         deadline = time.monotonic() + timeout
@@ -286,6 +300,7 @@ class ParseSandbox:
         # unread reply in its pipe, so it is stopped rather than reused.
         busy: dict[Connection, int] = {}
         replies: list[tuple[str, object] | None] = [None] * shards
+        pages: dict[int, tuple[int, int]] = {}  # per shard: (read, of)
         try:
             for index, (parser, request) in enumerate(
                 zip(parsers, requests, strict=True)
@@ -296,10 +311,19 @@ class ParseSandbox:
                 for conn in wait(list(busy), timeout=POLL_SECONDS):
                     index = busy[conn]
                     try:
-                        replies[index] = conn.recv()
+                        reply = conn.recv()
                     except (EOFError, OSError):
                         del busy[conn]
                         raise parsers[index].crash_error() from None
+                    if reply[0] == "time":  # bounded by the OCR page limits
+                        deadline += reply[1]
+                        continue
+                    if reply[0] == "progress":
+                        pages[index] = reply[1]
+                        if len(pages) == shards:  # each has said how many it reads
+                            progress(*map(sum, zip(*pages.values(), strict=True)))
+                        continue
+                    replies[index] = reply
                     del busy[conn]
                     if replies[index][0] != "ok":
                         # Errors such as a password or too many pages come from
@@ -388,7 +412,13 @@ def _serve(
         # document's tree takes tens of milliseconds), while the worker reads it.
         retained: list = []
         try:
-            reply = ("ok", _answer(*request, retain=retained))
+            progress, more_time = _reporters(conn)
+            reply = (
+                "ok",
+                _answer(
+                    *request, retain=retained, progress=progress, more_time=more_time
+                ),
+            )
         except MemoryError:
             reply = ("memory", None)
         except ParseError as error:
@@ -423,10 +453,20 @@ def _answer(
     embedder: Embedder | None = None,
     *,
     retain: list,
+    progress: Callable[[int, int], None],
+    more_time: Callable[[float], None],
 ) -> list[Block] | _ExtractedPart:
     from .formats import parse_document  # here only: the worker never needs it
 
-    blocks = parse_document(kind, data, limits, shard=shard, retain=retain)
+    blocks = parse_document(
+        kind,
+        data,
+        limits,
+        shard=shard,
+        retain=retain,
+        progress=progress,
+        more_time=more_time,
+    )
     if operation == "blocks":
         return blocks
     chunks = chunk_blocks(blocks)
@@ -443,6 +483,26 @@ def _answer(
             ]
         )
     return _ExtractedPart(chunks, vectors, len(full_text(blocks)))
+
+
+def _reporters(
+    conn: Connection,
+) -> tuple[Callable[[int, int], None], Callable[[float], None]]:
+    """`progress` sends the pages read so far, at most every POLL_SECONDS;
+    `more_time` asks the worker to wait that much longer (before an OCR page)."""
+    last = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if done == total or now - last >= POLL_SECONDS:
+            last = now
+            conn.send(("progress", (done, total)))
+
+    def more_time(seconds: float) -> None:
+        conn.send(("time", float(seconds)))
+
+    return progress, more_time
 
 
 def _limit_address_space(memory_bytes: int) -> None:

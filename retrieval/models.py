@@ -36,6 +36,8 @@ class Chunk(models.Model):
     page = models.PositiveIntegerField(null=True, blank=True)
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
+    # Mean confidence (0..1) of the OCR that read its page; null: the file's own text.
+    ocr_confidence = models.FloatField(null=True, blank=True)
     embedding = models.BinaryField()
     # Vectors of different embedders are never compared.
     embedding_model = models.CharField(max_length=100)

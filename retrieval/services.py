@@ -24,6 +24,7 @@ CHUNK_ROW_FIELDS = (
     "page",
     "char_start",
     "char_end",
+    "ocr_confidence",
     "embedding",
     "embedding_model",
 )
@@ -69,11 +70,17 @@ def chunk_rows(
             None if chunk.page is None else int(chunk.page),
             int(chunk.char_start),
             int(chunk.char_end),
+            _ocr_confidence(chunk),
             prepare_embedding(to_bytes(vector), connection),
             model,
         )
         for chunk, vector in zip(chunks, vectors, strict=True)
     ]
+
+
+def _ocr_confidence(chunk) -> float | None:
+    confidence = chunk.ocr_confidence
+    return None if confidence is None else round(float(confidence), 4)
 
 
 def chunks_replace(*, document_id, rows: Sequence[tuple]) -> int:

@@ -101,8 +101,22 @@ def test_readiness_checks_database_migrations_and_storage(api_client):
     assert response.status_code == 200
     assert response.json() == {
         "status": "ready",
-        "checks": {"database": "ok", "migrations": "ok", "storage": "ok"},
+        "checks": {"database": "ok", "migrations": "ok", "storage": "ok", "ocr": "ok"},
     }
+
+
+def test_readiness_reports_ocr_without_failing_on_it(api_client, settings, monkeypatch):
+    monkeypatch.setattr("documents.api.views.engine_installed", lambda: False)
+    missing = api_client.get("/api/health/ready")
+    settings.OCR_ENABLED = False
+    disabled = api_client.get("/api/health/ready")
+
+    assert missing.status_code == 200
+    assert missing.json()["checks"]["ocr"] == "unavailable"
+    assert "OCR_ENABLED=false" in missing.json()["hints"]["ocr"]
+    assert disabled.status_code == 200
+    assert disabled.json()["checks"]["ocr"] == "disabled"
+    assert "hints" not in disabled.json()
 
 
 def test_readiness_fails_when_storage_is_not_writable(api_client, settings, tmp_path):

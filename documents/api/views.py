@@ -24,6 +24,7 @@ from config.openapi import error_responses
 from config.pagination import StandardPagination
 from documents import selectors, services
 from documents.uploads import FileTooLarge
+from ingestion.ocr.engine import engine_installed
 
 from .serializers import (
     DocumentFilterSerializer,
@@ -86,6 +87,18 @@ def _storage_check() -> str:
     return "ok"
 
 
+OCR_HINT = (
+    "Scanned PDFs and images fail with ocr_unavailable: install the OCR engine "
+    "(pip install -r requirements.txt: rapidocr, onnxruntime) or set OCR_ENABLED=false."
+)
+
+
+def _ocr_check() -> str:
+    if not settings.OCR_ENABLED:
+        return "disabled"
+    return "ok" if engine_installed() else "unavailable"
+
+
 class _OpenView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
@@ -126,10 +139,12 @@ class ReadinessView(_OpenView):
         )
         checks["storage"] = _storage_check()
         ready = all(value == "ok" for value in checks.values())
-        return Response(
-            {"status": "ready" if ready else "not_ready", "checks": checks},
-            status=status.HTTP_200_OK if ready else 503,
-        )
+        # Reported, not required: only workers read scans, and text still works.
+        checks["ocr"] = _ocr_check()
+        body = {"status": "ready" if ready else "not_ready", "checks": checks}
+        if checks["ocr"] == "unavailable":
+            body["hints"] = {"ocr": OCR_HINT}
+        return Response(body, status=status.HTTP_200_OK if ready else 503)
 
 
 class TokenView(APIView):

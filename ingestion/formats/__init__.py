@@ -18,8 +18,11 @@ never inflated).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from ..blocks import Block, ParseError, ParseLimits
-from . import docx, html, markdown, pdf, pptx, text, xlsx
+from . import docx, html, image, markdown, pdf, pptx, text, xlsx
 from .base import Parser, ParseRequest
 
 PARSERS: dict[str, Parser] = {
@@ -30,6 +33,7 @@ PARSERS: dict[str, Parser] = {
     "markdown": markdown.parse,
     "html": html.parse,
     "text": text.parse,
+    "image": image.parse,
 }
 
 
@@ -40,6 +44,8 @@ def parse_document(
     *,
     shard: tuple[int, int] = (0, 1),
     retain: list | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    more_time: Callable[[float], None] | None = None,
 ) -> list[Block]:
     """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes.
 
@@ -47,11 +53,17 @@ def parse_document(
     whose 0-based number is `index` modulo `count`, or the index-th run of a DOCX
     body, cut at headings. Other kinds are read whole. A DOCX's XML tree is
     appended to `retain`, if given, for the caller to free when it suits it.
+    `progress(done, total)` hears of each page of this shard read (PDF, images);
+    `more_time(seconds)` of a slow page about to be read (OCR).
     """
     parser = PARSERS.get(kind)
     if parser is None:
         raise ParseError(f"unsupported document kind: {kind[:40]}")
     request = ParseRequest(limits=limits or ParseLimits(), shard=shard, retain=retain)
+    if progress is not None:
+        request = replace(request, progress=progress)
+    if more_time is not None:
+        request = replace(request, more_time=more_time)
     try:
         blocks = parser(data, request)
     except (ParseError, MemoryError):

@@ -8,20 +8,33 @@ from dataclasses import dataclass, field
 from ..blocks import Block, ParseLimits
 
 
+def _no_progress(done: int, total: int) -> None:
+    return None
+
+
+def _no_time(seconds: float) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class ParseRequest:
     """How to read one document, besides its bytes.
 
     `shard` = (index, count) asks for the index-th of `count` shares of the file
     (formats that cannot share a file read it whole); `retain` collects objects that
-    are costly to free, for the caller to drop when it suits it. A new need (a
-    progress callback for OCR, say) becomes a field with a default, so that parsers
-    that do not use it stay as they are.
+    are costly to free, for the caller to drop when it suits it; `progress(done,
+    total)` is told of each page read by a format that reads page by page (its
+    share of the pages, when sharded); `more_time(seconds)` asks for the time limit
+    to be extended before a slow page (OCR), which the page's own limit bounds. A
+    new need becomes a field with a default, so that parsers that do not use it
+    stay as they are.
     """
 
     limits: ParseLimits = field(default_factory=ParseLimits)
     shard: tuple[int, int] = (0, 1)
     retain: list | None = None
+    progress: Callable[[int, int], None] = _no_progress
+    more_time: Callable[[float], None] = _no_time
 
 
 # Each format module's `parse`: blocks in reading order; bad input raises ParseError.

@@ -21,6 +21,7 @@ from pdfminer.pdfparser import PDFParser
 from ..blocks import Block, ParseError, TooManyPages
 from .base import ParseRequest
 from .pdf_layout import GlyphCollector, glyph_paragraphs
+from .scans import ScannedPages
 from .textutil import join_lines, remove_control_chars
 
 _PDF_CHAR_FIXES = str.maketrans(
@@ -104,14 +105,23 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
         resources = PDFResourceManager(caching=True)
         device = GlyphCollector(resources)
         interpreter = PDFPageInterpreter(resources, device)
-        for number, page in enumerate(pages, start=1):
-            if (number - 1) % count != index:
-                continue
-            interpreter.process_page(page)
-            for lines in glyph_paragraphs(device.glyphs):
-                text = _pdf_text(lines)
-                if text:
-                    blocks.append(Block(text=text, page=number))
+        mine = [n for n in range(1, len(pages) + 1) if (n - 1) % count == index]
+        request.progress(0, len(mine))
+        scans = ScannedPages(data, request)
+        try:
+            for done, number in enumerate(mine, start=1):
+                interpreter.process_page(pages[number - 1])
+                page_blocks = [
+                    Block(text=text, page=number)
+                    for lines in glyph_paragraphs(device.glyphs)
+                    if (text := _pdf_text(lines))
+                ]
+                text = "".join(block.text for block in page_blocks)
+                blocks.extend(scans.blocks(number, text) or page_blocks)
+                request.progress(done, len(mine))
+        finally:
+            scans.close()
+        scans.check_nothing_lost(blocks)
     return blocks
 
 

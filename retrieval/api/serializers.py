@@ -19,6 +19,7 @@ class ChunkSerializer(serializers.ModelSerializer):
             "page",
             "char_start",
             "char_end",
+            "ocr_confidence",
         ]
         read_only_fields = fields
 

@@ -260,6 +260,23 @@ def test_pdf_pages_parsed_by_several_processes_come_back_in_order(sandbox, proce
     assert [b.text for b in text] == ["One line.", "Another."]
 
 
+@pytest.mark.parametrize("processes", [1, 3])
+def test_the_pages_read_are_heard_while_parsing(sandbox, processes):
+    heard = []
+
+    parse_in(
+        sandbox,
+        text_pages_pdf(SEVEN_PAGES),
+        processes=processes,
+        progress=lambda done, total: heard.append((done, total)),
+    )
+
+    assert heard, "no progress was reported"
+    assert heard[-1] == (7, 7)
+    assert all(total == 7 for _, total in heard)
+    assert [done for done, _ in heard] == sorted(done for done, _ in heard)
+
+
 def extract_in(sandbox, data, *, kind, processes=2, embedder=None):
     return sandbox.extract(
         kind,

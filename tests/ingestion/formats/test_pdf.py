@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ingestion.blocks import ParseError
+from ingestion.blocks import OcrUnavailable, ParseError, ParseLimits
 from ingestion.formats import parse_document, pdf
 from ingestion.formats.pdf import pdf_page_count
 from tests.ingestion.formats.common import CORPUS, WHOLE, texts
@@ -179,9 +179,11 @@ def test_pdf_with_corrupt_stream_keeps_what_is_readable() -> None:
         "pdfminer.six/nonfree/175.pdf",
     ],
 )
-def test_image_only_pdf_gives_no_blocks(relative: str) -> None:
+def test_image_only_pdf_with_ocr_off_is_ocr_unavailable(relative: str) -> None:
+    # With OCR on, these pages are read by it (tests/ingestion/formats/test_scans.py).
     data = corpus_pdf(relative)
-    assert parse_document("pdf", data) == []
+    with pytest.raises(OcrUnavailable, match="OCR is switched off"):
+        parse_document("pdf", data, ParseLimits(ocr_enabled=False))
     assert pdf_page_count(data) >= 1
 
 

@@ -1,0 +1,189 @@
+"""Optical character recognition for scanned pages and images (no Django).
+
+    ocr_image(image)          -> OcrPage: lines in reading order, mean confidence
+    ocr_pdf_page(pdf, index)  -> OcrPage of one page, rasterised with pypdfium2
+    page_needs_ocr(page)      -> whether a PDF page's text layer is missing or thin
+    engine_available()        -> whether OCR can run here (loads the engine)
+    engine_installed()        -> the same, cheaply, without loading it
+
+One engine, RapidOCR 3 with the PP-OCRv6 models in its wheel, reads simplified and
+traditional Chinese and English together (why, and its costs: docs/ocr.md). It is
+loaded on a process's first OCR and kept (`engine.py`).
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pypdfium2
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from ..blocks import ParseError
+from .engine import (
+    MAX_SIDE_PIXELS,
+    OcrTimeout,
+    OcrUnavailable,
+    deadline,
+    engine_available,
+    engine_installed,
+    get_engine,
+    raise_if_out_of_memory,
+)
+from .layout import OcrLine, OcrPage, TextBox, lines_in_reading_order, text_box
+from .pdf import DEFAULT_DPI, image_coverage, page_needs_ocr, render_pdf_page
+
+__all__ = [
+    "DEFAULT_DPI",
+    "DEFAULT_LANGUAGES",
+    "SUPPORTED_LANGUAGES",
+    "OcrLine",
+    "OcrPage",
+    "OcrTimeout",
+    "OcrUnavailable",
+    "TextBox",
+    "engine_available",
+    "engine_installed",
+    "image_coverage",
+    "lines_in_reading_order",
+    "ocr_image",
+    "ocr_pdf_page",
+    "page_needs_ocr",
+    "render_pdf_page",
+]
+
+# The PP-OCR Chinese model reads simplified, traditional and Latin script alike.
+SUPPORTED_LANGUAGES = frozenset({"chi_sim", "chi_tra", "eng"})
+DEFAULT_LANGUAGES = ("chi_sim", "chi_tra", "eng")
+DEFAULT_TIME_LIMIT = 60.0  # seconds per page
+MIN_SIDE_PIXELS = 8
+# Below this mean confidence a page is read again turned upside down.
+UPRIGHT_CONFIDENCE = 0.8
+
+
+def ocr_image(
+    image: Image.Image | bytes,
+    *,
+    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+) -> OcrPage:
+    """Read the text of one image (a PIL image or encoded PNG/JPEG/TIFF bytes).
+
+    Raises OcrUnavailable without an engine, OcrTimeout past `time_limit` seconds,
+    ParseError for bytes that are not an image or an unsupported language.
+    """
+    _check_languages(languages)
+    engine = get_engine()
+    started = time.monotonic()
+    picture = _as_rgb(image)
+    array, scale = _scaled_array(picture)
+    with deadline(time_limit):
+        lines = _read_upright(engine, array, scale)
+    return OcrPage(
+        lines=tuple(lines),
+        width=picture.width,
+        height=picture.height,
+        seconds=time.monotonic() - started,
+    )
+
+
+def ocr_pdf_page(
+    pdf: pypdfium2.PdfDocument,
+    index: int,
+    *,
+    dpi: int = DEFAULT_DPI,
+    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+) -> OcrPage:
+    """Rasterise page `index` (0-based) of an open PDF at `dpi` and read it."""
+    return ocr_image(
+        render_pdf_page(pdf[index], dpi=dpi), languages=languages, time_limit=time_limit
+    )
+
+
+def _read_upright(engine: Any, array: np.ndarray, scale: float) -> list[OcrLine]:
+    """Read the page; if it reads poorly, read it turned by 180 degrees too and keep
+    the more confident reading (a scan fed in upside down)."""
+    lines = _read(engine, array, scale)
+    if lines and _mean_confidence(lines) < UPRIGHT_CONFIDENCE:
+        turned = _read(engine, np.ascontiguousarray(array[::-1, ::-1]), scale)
+        if _mean_confidence(turned) > _mean_confidence(lines):
+            height, width = array.shape[0] / scale, array.shape[1] / scale
+            return [_turned_line(line, width, height) for line in turned]
+    return lines
+
+
+def _read(engine: Any, array: np.ndarray, scale: float) -> list[OcrLine]:
+    if min(array.shape[:2]) < MIN_SIDE_PIXELS:
+        return []  # nothing legible, and the detector cannot resize it
+    try:
+        result = engine(array)
+    except (OcrTimeout, MemoryError):
+        raise
+    except Exception as error:
+        raise_if_out_of_memory(error)
+        raise ParseError("OCR failed on this page") from error
+    if result.boxes is None or result.txts is None:
+        return []
+    boxes = [
+        text_box(points, text, score, scale)
+        for points, text, score in zip(
+            result.boxes, result.txts, result.scores, strict=True
+        )
+    ]
+    return lines_in_reading_order(boxes)
+
+
+def _turned_line(line: OcrLine, width: float, height: float) -> OcrLine:
+    left, top, right, bottom = line.box
+    box = (
+        round(width - right),
+        round(height - bottom),
+        round(width - left),
+        round(height - top),
+    )
+    return OcrLine(line.text, line.confidence, box, line.paragraph)
+
+
+def _mean_confidence(lines: Sequence[OcrLine]) -> float:
+    return OcrPage(tuple(lines), 0, 0, 0.0).confidence
+
+
+def _check_languages(languages: Sequence[str]) -> None:
+    unknown = sorted(set(languages) - SUPPORTED_LANGUAGES)
+    if unknown or not languages:
+        raise ParseError(
+            f"unsupported OCR language {', '.join(unknown) or '(none)'}; "
+            f"supported: {', '.join(sorted(SUPPORTED_LANGUAGES))}"
+        )
+
+
+def _as_rgb(image: Image.Image | bytes) -> Image.Image:
+    if isinstance(image, bytes | bytearray):
+        try:
+            image = Image.open(io.BytesIO(image))
+            image.load()
+        except (UnidentifiedImageError, OSError, ValueError) as error:
+            raise ParseError("the image cannot be read") from error
+    image = ImageOps.exif_transpose(image)
+    if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
+        # Transparent pixels over white, as a viewer shows them.
+        image = image.convert("RGBA")
+        canvas = Image.new("RGBA", image.size, "white")
+        image = Image.alpha_composite(canvas, image)
+    return image.convert("RGB")
+
+
+def _scaled_array(image: Image.Image) -> tuple[np.ndarray, float]:
+    longer = max(image.size)
+    scale = 1.0
+    if longer > MAX_SIDE_PIXELS:
+        scale = MAX_SIDE_PIXELS / longer
+        image = image.resize(
+            (round(image.width * scale), round(image.height * scale)), resample=3
+        )
+    # RapidOCR expects OpenCV's channel order.
+    return np.ascontiguousarray(np.asarray(image)[:, :, ::-1]), scale
