@@ -5,21 +5,29 @@ Office finds them, through content types and relationships.
 Only the parts asked for are inflated and parsed, as plain lxml: python-docx's
 `Document()` parses every XML part into its own element classes, and even its
 `PackageReader` inflates every part, images included.
+
+A file saved with a password is no zip but an OLE container holding the encrypted
+package: it fails as `PasswordProtected`. Strict Open XML (ISO 29500 Strict) is read
+as transitional: its namespaces and relationship types are rewritten as each part
+is read (`transitional_xml`), or in a whole copy of the package for libraries that
+read only transitional (`transitional_package`).
 """
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import olefile
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.packuri import PACKAGE_URI, PackURI
 from lxml import etree
 
-from ..blocks import FileTooLarge, ParseError, ParseLimits
+from ..blocks import FileTooLarge, ParseError, ParseLimits, PasswordProtected
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -34,15 +42,90 @@ _XML_PARSER = etree.XMLParser(
     remove_blank_text=True, resolve_entities=False, no_network=True
 )
 _RATIO_CHECK_BYTES = 1024 * 1024
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+# Strict Open XML names its namespaces http://purl.oclc.org/ooxml/<group>/<name>
+# where transitional has http://schemas.openxmlformats.org/<group>/2006/<name>;
+# relationship types follow the same rule, but for these few, spelled differently.
+STRICT_MARKER = b"http://purl.oclc.org/ooxml/"
+STRICT_GROUPS = (
+    b"officeDocument",
+    b"wordprocessingml",
+    b"spreadsheetml",
+    b"presentationml",
+    b"drawingml",
+    b"schemaLibrary",
+)
+_TRANSITIONAL = b"http://schemas.openxmlformats.org/"
+STRICT_EXCEPTIONS = {
+    STRICT_MARKER + b"officeDocument/relationships/extendedProperties": _TRANSITIONAL
+    + b"officeDocument/2006/relationships/extended-properties",
+    STRICT_MARKER + b"officeDocument/relationships/customProperties": _TRANSITIONAL
+    + b"officeDocument/2006/relationships/custom-properties",
+    STRICT_MARKER + b"officeDocument/relationships/metadata/thumbnail": _TRANSITIONAL
+    + b"package/2006/relationships/metadata/thumbnail",
+    STRICT_MARKER + b"officeDocument/extendedProperties": _TRANSITIONAL
+    + b"officeDocument/2006/extended-properties",
+    STRICT_MARKER + b"officeDocument/customProperties": _TRANSITIONAL
+    + b"officeDocument/2006/custom-properties",
+}
+_STRICT_URI = re.compile(
+    re.escape(STRICT_MARKER)
+    + rb"("
+    + b"|".join(STRICT_GROUPS)
+    + rb")/([A-Za-z0-9_./-]*)"
+)
+_XML_MEMBER = re.compile(r"\.(?:xml|rels|vml)$", re.IGNORECASE)
+
+
+def transitional_xml(xml: bytes) -> bytes:
+    """A part's XML with Strict Open XML namespaces and relationship types rewritten
+    as their transitional equivalents; transitional XML comes back as it is."""
+    if STRICT_MARKER not in xml:
+        return xml
+    return _STRICT_URI.sub(_transitional_uri, xml)
+
+
+def _transitional_uri(match: re.Match[bytes]) -> bytes:
+    exception = STRICT_EXCEPTIONS.get(match.group(0))
+    if exception is not None:
+        return exception
+    group, name = match.group(1), match.group(2)
+    return _TRANSITIONAL + group + b"/2006/" + name
+
+
+def reject_encrypted(data: bytes, *, label: str) -> None:
+    """`PasswordProtected` for a package saved with a password; `ParseError` for
+    any other OLE file (a legacy .doc, .xls or .ppt under an OOXML name).
+
+    Office encrypts the whole package and stores it as the `EncryptedPackage`
+    stream of an OLE (compound file) container (MS-OFFCRYPTO).
+    """
+    if not data.startswith(_OLE_MAGIC):
+        return
+    try:
+        with olefile.OleFileIO(io.BytesIO(data)) as container:
+            encrypted = container.exists("EncryptedPackage")
+    except MemoryError:
+        raise
+    except Exception as exc:  # olefile fails in many ways on a damaged container
+        raise ParseError(f"not a valid {label} archive: a damaged OLE file") from exc
+    if encrypted:
+        raise PasswordProtected(f"the {label} is protected by a password")
+    raise ParseError(
+        f"not a valid {label} archive: a legacy Office file (save it as {label})"
+    )
 
 
 def check_archive(data: bytes, limits: ParseLimits, *, label: str) -> None:
-    """Refuse a zip bomb from its central directory, before anything is inflated.
+    """Refuse an encrypted package (`reject_encrypted`) and a zip bomb from its
+    central directory, before anything is inflated.
 
     The declared sizes are a hard bound: `zipfile` stops inflating a member at its
     declared size (and then fails its CRC), so a member cannot lie its way past this.
     `label` names the format in the reason ("DOCX").
     """
+    reject_encrypted(data, label=label)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
@@ -66,6 +149,44 @@ def check_archive(data: bytes, limits: ParseLimits, *, label: str) -> None:
                 f"a part of the {label} is compressed more than {ratio:g} to 1 "
                 "(a zip bomb)"
             )
+
+
+def transitional_package(
+    data: bytes, limits: ParseLimits | None = None, *, label: str = "Office"
+) -> bytes:
+    """A transitional copy of a Strict Open XML package, for libraries that read
+    only transitional (openpyxl, python-pptx); any other package comes back as it is.
+
+    Checked first like every package (`check_archive`), so the copy is bounded by
+    the same limits; every XML member is rewritten with `transitional_xml`, the
+    others are copied as they are.
+    """
+    check_archive(data, limits or ParseLimits(), label=label)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as original:
+            if not _is_strict(original):
+                return data
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w") as copy:
+                for info in original.infolist():
+                    member = original.read(info)
+                    if _XML_MEMBER.search(info.filename):
+                        member = transitional_xml(member)
+                    copy.writestr(info, member)
+    except MemoryError:
+        raise
+    except Exception as exc:  # a damaged member
+        raise ParseError(f"not a valid {label} archive") from exc
+    return buffer.getvalue()
+
+
+def _is_strict(archive: zipfile.ZipFile) -> bool:
+    """Strict packages point to their main part with a Strict relationship type."""
+    try:
+        relationships = archive.read("_rels/.rels")
+    except KeyError:
+        return False
+    return STRICT_MARKER in relationships
 
 
 class Package:
@@ -121,7 +242,8 @@ class Package:
             raise ParseError(f"not a valid {self.label} archive") from exc
 
     def _xml(self, member: str) -> _Element:
-        return etree.fromstring(self._archive.read(member), _XML_PARSER)
+        xml = transitional_xml(self._archive.read(member))
+        return etree.fromstring(xml, _XML_PARSER)
 
     def _target(self, source: PackURI, relationship_type: str) -> PackURI | None:
         rels = source.rels_uri.membername

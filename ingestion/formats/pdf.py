@@ -18,7 +18,7 @@ from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
-from ..blocks import Block, ParseError, TooManyPages
+from ..blocks import Block, ParseError, PasswordProtected, TooManyPages
 from .base import ParseRequest
 from .pdf_layout import GlyphCollector, glyph_paragraphs
 from .scans import ScannedPages
@@ -57,9 +57,13 @@ def _pdf_errors() -> Iterator[None]:
     except ParseError:
         raise
     except PDFPasswordIncorrect:
-        raise ParseError("password-protected PDF") from None
+        # The empty user password was tried: an owner password alone opens.
+        raise PasswordProtected("password-protected PDF") from None
     except PDFEncryptionError as exc:
-        raise ParseError("unsupported or damaged PDF encryption") from exc
+        # A certificate or an unknown handler: only an unprotected copy will do.
+        raise PasswordProtected(
+            "password-protected PDF: its encryption cannot be opened"
+        ) from exc
     except MemoryError:
         raise
     except Exception as exc:

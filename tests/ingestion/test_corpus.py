@@ -14,7 +14,7 @@ from tests.ingestion.conftest import CORPUS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-FOLDERS = ["pdf", "docx", "pptx", "xlsx", "html", "markdown"]
+FOLDERS = ["pdf", "docx", "pptx", "xlsx", "html", "markdown", "images"]
 STABLE_CODES = set(ErrorCode.values)
 
 
@@ -65,14 +65,18 @@ def test_whole_corpus_through_the_worker(knowledge_base):
         outcomes[str(path)] = task.error_code or "succeeded"
 
     expected = {
-        "pdf/pdfminer.six/encryption/aes-256.pdf": "parse_error",
-        "pdf/pdfminer.six/nonfree/175.pdf": "empty_document",
+        "pdf/pdfminer.six/encryption/aes-256.pdf": "password_protected",
+        "pdf/unstructured/password.pdf": "password_protected",
+        "pdf/unstructured/copy-protected.pdf": "succeeded",
+        # A scan without a text layer: read by OCR.
+        "pdf/pdfminer.six/nonfree/175.pdf": "succeeded",
         "pdf/pdfminer.six/nonfree/dmca.pdf": "succeeded",
         "pdf/pdfminer.six/nonfree/i1040nr.pdf": "succeeded",
         "pptx/poi/Divino_Revelado.pptx": "parse_error",  # truncated zip
         "pptx/unstructured/sample-presentation.pptx": "succeeded",
         "xlsx/calamine/issue_530.xlsx": "succeeded",  # part names with backslashes
         "xlsx/easyexcel/t04.xlsx": "succeeded",
+        "xlsx/msoffcrypto-tool/example_password.xlsx": "password_protected",
     }
     for path, outcome in expected.items():
         if path in outcomes:
