@@ -55,6 +55,7 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     limits = request.limits
     ooxml.check_archive(data, limits, label="PPTX")
     data = ooxml.with_forward_slashes(data)
+    data = ooxml.transitional_package(data, limits, label="PPTX")  # for python-pptx
     _check_slide_count(data, limits.max_slides)
     try:
         presentation = Presentation(io.BytesIO(data))

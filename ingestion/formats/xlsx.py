@@ -40,9 +40,11 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     """Every visible sheet: its name as a heading, the rows above its header row
     as paragraphs, then the header row and each data row as table rows (empty
     cells kept, so that each value stays under its column's name). Hidden and
-    very hidden sheets are left out; the request's shard does not apply."""
+    very hidden sheets are left out; the request's shard does not apply. A Strict
+    Open XML workbook is read from a transitional copy, which openpyxl can read."""
     ooxml.check_archive(data, request.limits, label="XLSX")
     data = ooxml.with_forward_slashes(data)
+    data = ooxml.transitional_package(data, request.limits, label="XLSX")
     with warnings.catch_warnings():
         # openpyxl warns about styles and extensions it does not read; not our concern.
         warnings.simplefilter("ignore")

@@ -20,6 +20,7 @@ from ingestion.blocks import (
 )
 from ingestion.formats import ParseRequest, parse_document
 from ingestion.formats import pptx as pptx_format
+from tests.edge_samples import strict_ooxml
 from tests.ingestion.formats.common import CORPUS, WHOLE
 
 TITLE_AND_CONTENT, BLANK = 1, 6
@@ -163,6 +164,16 @@ def test_the_zip_checks_apply() -> None:
     limits = ParseLimits(max_docx_uncompressed_bytes=1000)
     with pytest.raises(ParseError, match="the PPTX holds"):
         pptx_format.parse(quarterly_deck(), ParseRequest(limits=limits))
+
+
+def test_a_strict_presentation_reads_like_its_transitional_original() -> None:
+    transitional = quarterly_deck()
+    strict = strict_ooxml(transitional)
+    with zipfile.ZipFile(io.BytesIO(strict)) as archive:
+        slide = archive.read("ppt/slides/slide1.xml")
+    assert b"purl.oclc.org/ooxml/presentationml" in slide
+
+    assert parse_document("pptx", strict) == parse_document("pptx", transitional)
 
 
 UNREADABLE_CORPUS_FILES = {

@@ -18,10 +18,12 @@ from ingestion.blocks import (
     FileTooLarge,
     ParseError,
     ParseLimits,
+    PasswordProtected,
 )
 from ingestion.formats import ParseRequest, parse_document
 from ingestion.formats import xlsx as xlsx_format
 from ingestion.formats.xlsx import cell_text
+from tests.edge_samples import strict_ooxml
 from tests.ingestion.formats.common import CORPUS, WHOLE
 
 SHEET_XML = "xl/worksheets/sheet1.xml"
@@ -260,6 +262,24 @@ def test_part_names_written_with_backslashes_are_read() -> None:
 UNREADABLE_CORPUS_FILES = {
     "xlsx/msoffcrypto-tool/example_password.xlsx",  # encrypted: an OLE container
 }
+
+
+def test_a_strict_workbook_reads_like_its_transitional_original() -> None:
+    transitional = saved(revenue_workbook())
+    strict = strict_ooxml(transitional)
+    with zipfile.ZipFile(io.BytesIO(strict)) as archive:
+        assert b"purl.oclc.org/ooxml/spreadsheetml" in archive.read(SHEET_XML)
+
+    assert parse_document("xlsx", strict) == parse_document("xlsx", transitional)
+
+
+def test_the_encrypted_corpus_workbook_is_password_protected() -> None:
+    path = CORPUS / "xlsx" / "msoffcrypto-tool" / "example_password.xlsx"
+    if not path.is_file():
+        pytest.skip("corpus file not present")
+
+    with pytest.raises(PasswordProtected, match="the XLSX is protected"):
+        parse_document("xlsx", path.read_bytes())
 
 
 def corpus_workbooks() -> list:
