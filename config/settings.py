@@ -257,6 +257,9 @@ INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES = env.int(
 INGESTION_MAX_DOCX_COMPRESSION_RATIO = env.float(
     "INGESTION_MAX_DOCX_COMPRESSION_RATIO", default=100.0
 )
+INGESTION_MAX_SLIDES = env.int("INGESTION_MAX_SLIDES", default=2000)
+# Rows x columns of one XLSX worksheet, counted as its rows are read.
+INGESTION_MAX_SHEET_CELLS = env.int("INGESTION_MAX_SHEET_CELLS", default=2_000_000)
 # Outbox relay: how often it looks for new events, and where else it sends them.
 OUTBOX_RELAY_INTERVAL = env.float("OUTBOX_RELAY_INTERVAL", default=0.1)
 OUTBOX_REDIS_URL = env("OUTBOX_REDIS_URL", default="")

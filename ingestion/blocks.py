@@ -15,7 +15,7 @@ TABLE_ROW = "table_row"
 LIST_ITEM = "list_item"
 BLOCK_KINDS = (HEADING, PARAGRAPH, TABLE_ROW, LIST_ITEM)
 
-DOCUMENT_KINDS = ("pdf", "docx", "markdown", "html", "text", "image")
+DOCUMENT_KINDS = ("pdf", "docx", "pptx", "xlsx", "markdown", "html", "text", "image")
 
 # Scripts written without spaces between words: CJK radicals and punctuation, kana,
 # bopomofo, Han (BMP and supplementary planes), fullwidth forms. Hangul is left out on
@@ -38,8 +38,11 @@ def table_row_text(cells: list[str]) -> str:
 class Block:
     text: str
     heading_path: tuple[str, ...] = ()
-    page: int | None = None
+    page: int | None = None  # a PDF's page, a presentation's slide (1-based)
     kind: str = PARAGRAPH
+    # A table row's header row, where the parser knows it: repeated at the top of a
+    # chunk that starts below the header, so that the row's values keep their names.
+    table_header: str = ""
     # The mean confidence (0..1) of the OCR that read the block's page; None for
     # text the file itself holds.
     ocr_confidence: float | None = None
@@ -54,11 +57,12 @@ class ParseError(Exception):
 
 
 class FileTooLarge(ParseError):
-    """Beyond a size limit (uncompressed DOCX size, compression ratio, memory)."""
+    """Beyond a size limit (uncompressed OOXML size, compression ratio, worksheet
+    cells, memory)."""
 
 
 class TooManyPages(ParseError):
-    """A PDF with more pages than allowed."""
+    """A PDF with more pages, or a presentation with more slides, than allowed."""
 
 
 class PasswordProtected(ParseError):
@@ -81,6 +85,9 @@ class ParseLimits:
     max_docx_uncompressed_bytes: int | None = 256 * 1024 * 1024
     # Only members above 1 MiB (formats/ooxml.py): small, very regular parts are normal.
     max_docx_compression_ratio: float | None = 100.0
+    max_slides: int | None = 2000
+    # Rows x columns of one worksheet, as read (not as its dimension claims).
+    max_sheet_cells: int | None = 2_000_000
     # OCR of scanned PDF pages and images (ingestion/ocr, docs/ocr.md).
     ocr_enabled: bool = True
     ocr_languages: tuple[str, ...] = ("chi_sim", "chi_tra", "eng")

@@ -14,9 +14,14 @@ words both fill a chunk, and mixed text lands in between.
 - Each chunk after the first of a section starts with whole trailing sentences of the
   previous chunk, about `overlap_ratio` of the budget, so that a passage crossing the
   seam is still found whole. The overlap counts against the budget.
+- A chunk that starts with a table row below its table's header row (the row's
+  `table_header`) starts with a copy of the header row, so that its values keep
+  their column names. The copy counts against the budget.
 
-Offsets index `full_text(blocks)`, and `full_text(blocks)[c.char_start:c.char_end]`
-is exactly `c.text`; with an overlap, `char_start` lies inside the previous chunk.
+Offsets index `full_text(blocks)`, and `c.text` ends with
+`full_text(blocks)[c.char_start:c.char_end]`; what comes before it, if anything, is
+the copied header row and a blank line. With an overlap, `char_start` lies inside
+the previous chunk.
 """
 
 from __future__ import annotations
@@ -103,8 +108,8 @@ def chunk_blocks(
     for path, spans in _sections(kept):
         pieces = [
             piece
-            for start, end, page in spans
-            for piece in packer.pieces(start, end, page)
+            for start, end, page, header in spans
+            for piece in packer.pieces(start, end, page, header)
         ]
         for text, start, end, page in packer.pack(pieces):
             chunks.append(
@@ -147,7 +152,7 @@ def join_chunk_runs(runs: Iterable[tuple[Sequence[Chunk], int]]) -> list[Chunk]:
     return chunks
 
 
-_Span = tuple[int, int, int | None]
+_Span = tuple[int, int, int | None, str]  # start, end, page, table header
 
 
 def _sections(blocks: list[Block]) -> Iterator[tuple[tuple[str, ...], list[_Span]]]:
@@ -164,13 +169,13 @@ def _sections(blocks: list[Block]) -> Iterator[tuple[tuple[str, ...], list[_Span
                 yield path, spans
             path, spans = None, []
             if _is_empty_section(blocks, index):
-                yield block.heading_path, [(start, end, block.page)]
+                yield block.heading_path, [(start, end, block.page, "")]
             continue
         if block.heading_path != path:
             if spans and path is not None:
                 yield path, spans
             path, spans = block.heading_path, []
-        spans.append((start, end, block.page))
+        spans.append((start, end, block.page, block.table_header.strip()))
     if spans and path is not None:
         yield path, spans
 
@@ -207,6 +212,7 @@ class _Piece:
     end: int
     units: float
     page: int | None
+    header: str = ""  # the table header row of the block it is cut from
 
 
 class _Packer:
@@ -224,8 +230,13 @@ class _Packer:
 
     # -- cutting blocks into pieces no bigger than the budget
 
-    def pieces(self, start: int, end: int, page: int | None) -> list[_Piece]:
-        return [_Piece(s, e, units, page) for s, e, units in self._split(start, end, 0)]
+    def pieces(
+        self, start: int, end: int, page: int | None, header: str = ""
+    ) -> list[_Piece]:
+        return [
+            _Piece(s, e, units, page, header)
+            for s, e, units in self._split(start, end, 0)
+        ]
 
     def _split(
         self, start: int, end: int, level: int
@@ -287,30 +298,42 @@ class _Packer:
         current: list[_Piece] = []
         used = 0.0
         overlap_start: int | None = None
+        prefix = ""
         tail: list[tuple[int, float]] = []
         for piece in pieces:
             if current and used + piece.units > self.budget:
-                yield self._chunk(current, overlap_start)
+                yield self._chunk(current, overlap_start, prefix)
                 tail = self._tail(current[0].start, current[-1].end)
                 current, used, overlap_start = [], 0.0, None
             if not current:
-                room = min(self.overlap, self.budget - piece.units)
+                header_units = self.measure(piece.header) if piece.header else 0.0
+                if header_units + piece.units > self.budget:
+                    header_units = 0.0  # no room: the row goes without its header
+                used = header_units
+                room = min(self.overlap, self.budget - piece.units - header_units)
                 for start, units in tail:
                     if units <= room:
-                        overlap_start, used = start, units
+                        overlap_start, used = start, used + units
                         break
                 tail = []
+                prefix = piece.header + SEPARATOR if header_units else ""
+                if (
+                    prefix
+                    and overlap_start is not None
+                    and self.text.startswith(piece.header, overlap_start)
+                ):
+                    prefix, used = "", used - header_units  # the overlap holds it
             current.append(piece)
             used += piece.units
         if current:
-            yield self._chunk(current, overlap_start)
+            yield self._chunk(current, overlap_start, prefix)
 
     def _chunk(
-        self, pieces: list[_Piece], overlap_start: int | None
+        self, pieces: list[_Piece], overlap_start: int | None, prefix: str
     ) -> tuple[str, int, int, int | None]:
         start = pieces[0].start if overlap_start is None else overlap_start
         end = pieces[-1].end
-        return self.text[start:end], start, end, pieces[0].page
+        return prefix + self.text[start:end], start, end, pieces[0].page
 
     def _tail(self, start: int, end: int) -> list[tuple[int, float]]:
         """Starts of trailing whole sentences that fit the overlap, longest first."""

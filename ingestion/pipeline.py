@@ -72,6 +72,8 @@ def parse_limits() -> ParseLimits:
         max_pdf_pages=settings.INGESTION_MAX_PDF_PAGES,
         max_docx_uncompressed_bytes=settings.INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES,
         max_docx_compression_ratio=settings.INGESTION_MAX_DOCX_COMPRESSION_RATIO,
+        max_slides=settings.INGESTION_MAX_SLIDES,
+        max_sheet_cells=settings.INGESTION_MAX_SHEET_CELLS,
         ocr_enabled=settings.OCR_ENABLED,
         ocr_languages=tuple(settings.OCR_LANGUAGES),
         ocr_page_seconds=settings.OCR_PAGE_TIMEOUT_SECONDS or None,

@@ -159,19 +159,23 @@ def _new_text(
     Offsets index the document's full text, where blocks are joined by a blank line:
     a chunk starting right where the previous one ended, or one character later (the
     space cut between two words), goes on with the same block. Offsets that do not
-    increase say nothing, and the chunk is taken whole.
+    increase say nothing, and the chunk is taken whole. The copy of a table's header
+    row a chunk may start with (before the text its offsets cover) is left out: the
+    header row is a block of its own further up.
     """
+    covered = chunk.char_end - chunk.char_start
+    text = chunk.text[max(len(chunk.text) - covered, 0) :]
     if (
         previous is None
         or previous.heading_path != chunk.heading_path
         or chunk.char_start <= previous.char_start
     ):
-        return chunk.text, None
+        return text, None
     gap = chunk.char_start - previous.char_end
     if gap < 0:
-        rest = chunk.text[-gap:]
+        rest = text[-gap:]
         return rest, None if _BLOCK_BREAK.match(rest) else ""
-    return chunk.text, {0: "", 1: " "}.get(gap)
+    return text, {0: "", 1: " "}.get(gap)
 
 
 def tokens(text: str) -> list[str]:

@@ -340,13 +340,17 @@ def _passages(hits: list[Hit]) -> list[Passage]:
 
 
 def _join_adjacent(chunks: list[Chunk]) -> str:
-    """One text for consecutive chunks, without repeating their overlap."""
+    """One text for consecutive chunks, without repeating their overlap, nor the
+    copy of a table's header row that a chunk after the first may start with (its
+    offsets cover only the text after that copy)."""
     text = chunks[0].text
     end = chunks[0].char_end
     for chunk in chunks[1:]:
+        covered = chunk.char_end - chunk.char_start
+        body = chunk.text[max(len(chunk.text) - covered, 0) :]
         if chunk.char_start < end:
-            text += chunk.text[end - chunk.char_start :]
+            text += body[end - chunk.char_start :]
         else:
-            text += "\n\n" + chunk.text
+            text += "\n\n" + body
         end = max(end, chunk.char_end)
     return text

@@ -7,12 +7,13 @@ to a hasher. Adding a format is a module and a line here.
 Every parser returns blocks in reading order. A heading is emitted as a `heading`
 block and also becomes part of the `heading_path` of every block below it, until a
 heading of the same or a higher level replaces it. PDF blocks carry their 1-based
-page number.
+page number, PPTX blocks their slide's.
 
 Whatever is wrong with the input surfaces as `ParseError`, whose `reason` is short and
 safe to show to users or store on a task row: no paths, no tracebacks. Inputs beyond
 `ParseLimits` raise its subclasses `FileTooLarge` and `TooManyPages`, checked before
-the expensive work starts (a DOCX is measured from its zip directory, never inflated).
+the expensive work starts (a DOCX, PPTX or XLSX is measured from its zip directory,
+never inflated).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..blocks import Block, ParseError, ParseLimits
-from . import docx, html, image, markdown, pdf, text
+from . import docx, html, image, markdown, pdf, pptx, text, xlsx
 from .base import Parser, ParseRequest
 
 PARSERS: dict[str, Parser] = {
     "pdf": pdf.parse,
     "docx": docx.parse,
+    "pptx": pptx.parse,
+    "xlsx": xlsx.parse,
     "markdown": markdown.parse,
     "html": html.parse,
     "text": text.parse,

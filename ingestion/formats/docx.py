@@ -389,12 +389,19 @@ class _DocxBody:
         for index in range(start, end):
             element = self.elements[index]
             if element.tag == _W_TBL:
+                header = ""
                 for row in _docx_children(element, frozenset({_W_TR})):
                     text = _docx_row_text(row)
                     if text:
                         blocks.append(
-                            Block(text=text, heading_path=path, kind=TABLE_ROW)
+                            Block(
+                                text=text,
+                                heading_path=path,
+                                kind=TABLE_ROW,
+                                table_header=header,
+                            )
                         )
+                        header = header or text
                 continue
             paragraph = self.paragraph(index)
             if paragraph is None:

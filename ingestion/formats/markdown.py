@@ -98,9 +98,14 @@ class _MarkdownReader:
         self._lines = []
         self._kind = PARAGRAPH
 
-    def emit(self, text: str, kind: str) -> None:
+    def emit(self, text: str, kind: str, table_header: str = "") -> None:
         self.blocks.append(
-            Block(text=text, heading_path=self._headings.path, kind=kind)
+            Block(
+                text=text,
+                heading_path=self._headings.path,
+                kind=kind,
+                table_header=table_header,
+            )
         )
 
     def heading(self, level: int, raw: str) -> None:
@@ -180,7 +185,7 @@ class _MarkdownReader:
         while index < len(lines) and lines[index].strip() and "|" in lines[index]:
             row = table_row_text(_md_table_cells(lines[index]))
             if row:
-                self.emit(row, TABLE_ROW)
+                self.emit(row, TABLE_ROW, header)
             index += 1
         return index
 

@@ -267,3 +267,22 @@ class Package:
             if default.get("Extension", "").lower() == extension:
                 return default.get("ContentType")
         return None
+
+
+def with_forward_slashes(data: bytes) -> bytes:
+    """The package with its part names written with "/", as the standard has them.
+
+    Some exporters write `xl\\workbook.xml`, which Office reads and openpyxl and
+    python-pptx do not. Rewritten (stored, not compressed) only when that happens;
+    call it after `check_archive`, which bounds what is inflated here.
+    """
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = archive.infolist()
+        if not any("\\" in info.filename for info in members):
+            return data
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as rewritten:
+            for info in members:
+                name = info.filename.replace("\\", "/")
+                rewritten.writestr(name, archive.read(info))
+    return buffer.getvalue()

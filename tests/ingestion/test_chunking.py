@@ -292,3 +292,49 @@ def test_runs_chunked_apart_are_numbered_and_placed_as_one_text() -> None:
     text = full_text(first + second)
     assert [text[c.char_start : c.char_end] for c in joined] == [c.text for c in joined]
     assert [c.ordinal for c in joined] == [0, 1]
+
+
+def table_with_header(count: int = 150) -> list[Block]:
+    header = "Employee | Team | Annual leave"
+    rows = [f"Employee {i} | Team {i % 7} | {20 + i % 10} days" for i in range(count)]
+    return [
+        Block("Leave table", ("Leave",), kind=HEADING),
+        Block(header, ("Leave",), kind=TABLE_ROW),
+        *(Block(row, ("Leave",), kind=TABLE_ROW, table_header=header) for row in rows),
+    ]
+
+
+@pytest.mark.parametrize("overlap_ratio", [0, 0.1])
+def test_a_chunk_starting_inside_a_table_repeats_its_header_row(overlap_ratio) -> None:
+    blocks = table_with_header()
+    header = blocks[1].text
+    chunks = chunk_blocks(
+        blocks, max_cjk_chars=100, max_latin_words=60, overlap_ratio=overlap_ratio
+    )
+    text = full_text(blocks)
+
+    assert len(chunks) > 3
+    assert chunks[0].text.startswith(header + "\n\n")
+    for chunk in chunks:
+        covered = text[chunk.char_start : chunk.char_end]
+        # The offsets cover the chunk's own rows; the copy of the header comes first.
+        assert chunk.text in (covered, f"{header}\n\n{covered}")
+        assert chunk.text.startswith(header + "\n\n")
+        assert text_units(chunk.text, max_cjk_chars=100, max_latin_words=60) <= 100
+    if not overlap_ratio:
+        rows = [line for c in chunks for line in c.text.split("\n\n") if line != header]
+        assert rows == [block.text for block in blocks[2:]]
+
+
+def test_a_header_row_that_leaves_no_room_is_not_repeated() -> None:
+    header = " | ".join(f"column {i}" for i in range(40))
+    blocks = [
+        Block(header, kind=TABLE_ROW),
+        *(
+            Block(" | ".join(["value"] * 40), kind=TABLE_ROW, table_header=header)
+            for _ in range(3)
+        ),
+    ]
+    chunks = chunk_blocks(blocks, max_cjk_chars=150, max_latin_words=90)
+
+    assert_offsets(blocks, chunks)

@@ -201,3 +201,19 @@ def test_long_runs_of_changes_stay_fast():
 
     assert diff.changed == 5000
     assert elapsed < 10
+
+
+def test_copies_of_a_table_header_in_later_chunks_are_not_passages():
+    header = "Employee | Team | Annual leave"
+    rows = [f"Employee {i} | Team {i % 7} | {20 + i % 10} days" for i in range(60)]
+    blocks = [
+        Block(header, ("Leave",), kind="table_row"),
+        *(
+            Block(row, ("Leave",), kind="table_row", table_header=header)
+            for row in rows
+        ),
+    ]
+    chunks = chunk_blocks(blocks, max_cjk_chars=100, max_latin_words=60)
+    assert sum(chunk.text.startswith(header) for chunk in chunks) > 2
+
+    assert [p.text for p in passages_from_chunks(stored(chunks))] == [header, *rows]

@@ -11,7 +11,7 @@ from ingestion.formats import ParseRequest, parse_document
 
 def test_unknown_kind_is_a_parse_error() -> None:
     with pytest.raises(ParseError, match="unsupported document kind"):
-        parse_document("xlsx", b"whatever")
+        parse_document("odt", b"whatever")
 
 
 def test_unexpected_exception_becomes_parse_error_with_type_name(
