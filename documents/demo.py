@@ -31,8 +31,13 @@ PEOPLE = {
     },
 }
 DOCUMENTS = {
-    "kb-company": ["employee-handbook.md", "差旅报销制度.md"],
-    "kb-engineering": ["oncall-runbook.md", "部署规范.md"],
+    "kb-company": [
+        "employee-handbook.md",
+        "差旅报销制度.md",
+        "office-lease-scan.pdf",  # a scan without a text layer: read by OCR
+        "regional-revenue-2026.xlsx",
+    ],
+    "kb-engineering": ["oncall-runbook.md", "部署规范.md", "incident-review-q3.pptx"],
 }
 
 

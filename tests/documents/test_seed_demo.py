@@ -42,6 +42,9 @@ def test_seed_demo_is_idempotent(settings):
         "差旅报销制度.md": "published",
         "oncall-runbook.md": "published",
         "部署规范.md": "published",
+        "office-lease-scan.pdf": "published",
+        "regional-revenue-2026.xlsx": "published",
+        "incident-review-q3.pptx": "published",
     }
     assert all(d.chunks.exists() for d in Document.objects.all())
 
