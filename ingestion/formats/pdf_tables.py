@@ -151,9 +151,7 @@ class PdfTable:
     rows: list[list[list[str]]]
 
 
-def page_parts(
-    glyphs: list[Glyph], rulings: list[Box]
-) -> list[list[str] | PdfTable]:
+def page_parts(glyphs: list[Glyph], rulings: list[Box]) -> list[list[str] | PdfTable]:
     """Paragraphs (their lines) and tables, in reading order."""
     grids = _ruled_grids(rulings) if len(rulings) >= 4 else []
     if not grids:
@@ -431,8 +429,12 @@ def _read_unruled(
     lines: list[Line] = []
     for row in [*header, *body]:
         cells: list[list[str]] = [[] for _ in range(len(columns) + 1)]
+        caption = row in header and _is_caption(row, columns, value_start)
         for cell in row.cells:
-            column = _column_of(cell, columns) if cell.end > value_start else 0
+            if cell.end <= value_start:
+                column = 0
+            else:
+                column = 1 if caption else _column_of(cell, columns)
             if column is None:
                 return None
             cells[column].append(cell.text)
@@ -457,6 +459,19 @@ def _columns(cells: list[_Cell]) -> list[tuple[float, float]] | None:
     if not columns or max(counts) < _MIN_BODY_ROWS:
         return None
     return columns
+
+
+def _is_caption(
+    row: _Row, columns: list[tuple[float, float]], value_start: float
+) -> bool:
+    """A header row with one cell over several value columns ("Years ended June
+    30,"): it spans them from the first, wherever its text is centred."""
+    over = [cell for cell in row.cells if cell.end > value_start]
+    if len(over) != 1:
+        return False
+    cell = over[0]
+    spanned = [c for c in columns if cell.start <= c[1] and cell.end >= c[0]]
+    return len(spanned) > 1
 
 
 def _column_of(cell: _Cell, columns: list[tuple[float, float]]) -> int | None:

@@ -7,6 +7,7 @@ right-aligned, no lines but a rule under the header (as annual reports do).
 from __future__ import annotations
 
 import io
+import random
 from collections.abc import Sequence
 
 from reportlab.lib.pagesizes import A4
@@ -74,26 +75,28 @@ def _table(
     )
 
 
-def table_pdf(
-    tables: Sequence[Rows],
+def table_pdf(rows: Rows, *, spans: Sequence[Span] = (), **options) -> bytes:
+    """One table between the paragraphs `before` and `after` (see `tables_pdf`)."""
+    return tables_pdf([(rows, spans)], **options)
+
+
+def tables_pdf(
+    tables: Sequence[tuple[Rows, Sequence[Span]]],
     *,
     ruled: bool = True,
-    spans: Sequence[Span] = (),
     font: str = "Helvetica",
     before: str = BEFORE,
     after: str = AFTER,
     widths: Sequence[float] | None = None,
 ) -> bytes:
-    """Each table between the paragraphs `before` and `after`, one page each."""
+    """Each table (its rows and spans) between `before` and `after`, a page each."""
     story: list[Flowable] = []
-    for index, rows in enumerate(tables):
+    for index, (rows, spans) in enumerate(tables):
         if index:
             story.append(PageBreak())
         if before:
             story += [Paragraph(before, _style(font)), Spacer(1, 12)]
-        story.append(
-            _table(rows, ruled=ruled, spans=spans, font=font, widths=widths)
-        )
+        story.append(_table(rows, ruled=ruled, spans=spans, font=font, widths=widths))
         if after:
             story += [Spacer(1, 12), Paragraph(after, _style(font))]
     return _render(story)
@@ -115,3 +118,79 @@ def _render(story: list[Flowable]) -> bytes:
     buffer = io.BytesIO()
     SimpleDocTemplate(buffer, pagesize=A4, invariant=True).build(story)
     return buffer.getvalue()
+
+
+# A header of two rows: a caption spanning the value columns, then the years.
+INCOME = [
+    ["", "Years ended June 30,", "", ""],
+    ["(in millions)", "2019", "2018", "Change"],
+    ["Revenue", "125,843", "110,360", "14%"],
+    ["Cost of revenue", "42,910", "38,353", "12%"],
+    ["Operating expenses:", "", "", ""],
+    ["Research and development", "16,876", "14,726", "15%"],
+    ["Sales and marketing", "18,213", "17,469", ""],
+    ["Operating income", "42,959", "35,058", "23%"],
+]
+INCOME_SPANS: list[Span] = [((1, 0), (3, 0))]
+
+# Empty cells in the middle of rows: each value must stay in its column.
+GAPS = [
+    ["Region", "Q1", "Q2", "Q3"],
+    ["East", "1,204", "", "1,390"],
+    ["West", "", "877", "901"],
+    ["North", "455", "470", ""],
+]
+
+CJK = [
+    ["项目", "2019年", "2018年"],
+    ["营业收入", "8,520.3", "7,910.6"],
+    ["营业成本", "5,112.8", "4,870.1"],
+    ["净利润", "1,204.5", "998.2"],
+]
+
+_LABELS = [
+    "Net sales",
+    "Cost of sales",
+    "Gross profit",
+    "Selling expenses",
+    "Administrative expenses",
+    "Research costs",
+    "Depreciation",
+    "Amortisation",
+    "Interest income",
+    "Interest expense",
+    "Other income",
+    "Income before taxes",
+    "Income taxes",
+    "Net income",
+    "Total assets",
+    "Total liabilities",
+    "Cash and equivalents",
+    "Inventories",
+    "Receivables",
+    "Payables",
+]
+
+
+def random_table(rng: random.Random) -> tuple[list[list[str]], list[Span]]:
+    """A financial table of 3-12 rows and 2-5 year columns, some cells empty, some
+    amounts negative or in parentheses, half of them under a spanning caption."""
+    years = rng.randint(2, 5)
+    first = rng.randint(2012, 2021)
+    rows = [["", *[str(first + years - 1 - n) for n in range(years)]]]
+    spans: list[Span] = []
+    if rng.random() < 0.5:
+        rows.insert(0, ["", "Years ended December 31,", *[""] * (years - 1)])
+        spans.append(((1, 0), (years, 0)))
+    for label in rng.sample(_LABELS, rng.randint(3, 12)):
+        cells = [label]
+        for _ in range(years):
+            value = rng.uniform(-2000, 90000)
+            text = f"{abs(value):,.1f}" if rng.random() < 0.5 else f"{abs(value):,.0f}"
+            if value < 0:
+                text = f"({text})" if rng.random() < 0.5 else f"-{text}"
+            if rng.random() < 0.2:
+                text = f"$ {text}"
+            cells.append("" if rng.random() < 0.08 else text)
+        rows.append(cells)
+    return rows, spans
