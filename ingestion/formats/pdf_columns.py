@@ -58,15 +58,16 @@ def unruled_tables(paragraphs: list[list[Line]]) -> list[tuple[TableRows, list[L
     the lines it takes from them."""
     rows = _baseline_rows(paragraphs)
     tables: list[tuple[TableRows, list[Line]]] = []
-    index = 0
+    index = taken = 0  # rows before `taken` belong to a table already
     while index < len(rows):
         if not _is_body(rows[index]):
             index += 1
             continue
         end = _run_end(rows, index)
-        table = _read_unruled(rows, index, end)
+        table = _read_unruled(rows, index, end, taken)
         if table is not None:
             tables.append(table)
+            taken = end
         index = end
     return tables
 
@@ -160,7 +161,7 @@ def _value_cells(row: _Row) -> list[_Cell]:
 
 
 def _read_unruled(
-    rows: list[_Row], start: int, end: int
+    rows: list[_Row], start: int, end: int, taken: int
 ) -> tuple[TableRows, list[Line]] | None:
     body = rows[start:end]
     if sum(1 for row in body if _is_body(row)) < _MIN_BODY_ROWS:
@@ -173,7 +174,7 @@ def _read_unruled(
     label_end = max((cell.end for cell in labels), default=value_start)
     if label_end > value_start:
         return None  # a "label" reaching into the amounts: not a table
-    header = _header_rows(rows, start, value_start, label_end)
+    header = _header_rows(rows, start, taken, value_start, label_end)
     table_rows: list[list[list[str]]] = []
     lines: list[Line] = []
     for row in [*header, *body]:
@@ -237,14 +238,15 @@ def _column_of(cell: _Cell, columns: list[tuple[float, float]]) -> int | None:
 
 
 def _header_rows(
-    rows: list[_Row], start: int, value_start: float, label_end: float
+    rows: list[_Row], start: int, taken: int, value_start: float, label_end: float
 ) -> list[_Row]:
     """Up to `_MAX_HEADER_ROWS` rows just above the body whose cells are short and
-    each either in the label column or over the value columns, one at least."""
+    each either in the label column or over the value columns, one at least; none
+    before `taken`, which belong to the table above."""
     header: list[_Row] = []
     index = start - 1
     below = rows[start]
-    while index >= 0 and len(header) < _MAX_HEADER_ROWS:
+    while index >= taken and len(header) < _MAX_HEADER_ROWS:
         row = rows[index]
         step = row.across - below.across
         if step > _MAX_HEADER_STEP * max(row.size, below.size):

@@ -95,6 +95,22 @@ def test_a_chinese_table(ruled):
     ]
 
 
+def test_a_table_right_under_another_keeps_its_rows_to_itself():
+    second = [
+        ["City", "Q1", "Q2", "Q3"],
+        ["Lyon", "310", "322", "340"],
+        ["Nice", "120", "131", ""],
+    ]
+    data = samples.table_pdf([*samples.GAPS, *second], ruled=False)
+
+    assert rows(pdf.parse(data, WHOLE)) == [
+        *GAPS_ROWS,
+        "City | Q1 | Q2 | Q3",
+        "Lyon | 310 | 322 | 340",
+        "Nice | 120 | 131 | ",
+    ]
+
+
 def test_a_detached_currency_sign_stays_with_its_amount():
     blocks = pdf.parse(
         samples.table_pdf(samples.SALES, spans=samples.SALES_SPANS, ruled=False),
@@ -117,7 +133,7 @@ def test_pages_without_tables_read_as_before(monkeypatch):
     "relative",
     [
         "unstructured/korean-text-with-tables.pdf",
-        "unstructured/loremipsum-flat.pdf",
+        "pdfminer.six/simple3.pdf",
         "pdfminer.six/simple1.pdf",
     ],
 )
@@ -138,12 +154,29 @@ def test_a_ruled_invoice_from_the_corpus_keeps_its_columns(monkeypatch):
         "1 | Testy Książę | szt. | 1 | 33,00 | 23% | 33,00 | 40,59",
         "2 | Dokumentacja - żółw | szt. | 2 | 44,00 | 23% | 88,00 | 108,24",
     ]
-    assert words(blocks) == words(parse_without_tables(data, monkeypatch))
 
 
-def words(blocks: list[Block]) -> list[str]:
-    """Every word once per occurrence, whatever the order (cell separators aside)."""
-    return sorted(w for w in " ".join(texts(blocks)).split() if w != "|")
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "pdfminer.six/contrib/issue-625-identity-cmap.pdf",
+        "pdfminer.six/nonfree/i1040nr.pdf",  # tax tables one under the other
+        "pdfminer.six/nonfree/nlp2004slides.pdf",  # Japanese tables
+    ],
+)
+def test_tables_of_the_corpus_lose_or_repeat_no_text(relative, monkeypatch):
+    data = corpus_pdf(relative)
+
+    assert characters(pdf.parse(data, WHOLE)) == characters(
+        parse_without_tables(data, monkeypatch)
+    )
+
+
+def characters(blocks: list[Block]) -> list[str]:
+    """Every character once per occurrence, whatever the order (cell separators,
+    which the files themselves also use, and spaces aside)."""
+    text = " ".join(texts(blocks)).replace(" | ", " ")
+    return sorted(char for char in text if not char.isspace() and char != "|")
 
 
 def test_each_shard_finds_the_tables_of_its_own_pages():
