@@ -20,7 +20,7 @@ from pdfminer.pdfparser import PDFParser
 
 from ..blocks import Block, ParseError, PasswordProtected, TooManyPages
 from .base import ParseRequest
-from .pdf_layout import GlyphCollector, glyph_paragraphs
+from .pdf_tables import TableCollector, page_blocks
 from .scans import ScannedPages
 from .textutil import join_lines, remove_control_chars
 
@@ -107,7 +107,7 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
         if max_pages is not None and len(pages) > max_pages:
             raise TooManyPages(f"the PDF has more than {max_pages} pages, the limit")
         resources = PDFResourceManager(caching=True)
-        device = GlyphCollector(resources)
+        device = TableCollector(resources)
         interpreter = PDFPageInterpreter(resources, device)
         mine = [n for n in range(1, len(pages) + 1) if (n - 1) % count == index]
         request.progress(0, len(mine))
@@ -115,13 +115,11 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
         try:
             for done, number in enumerate(mine, start=1):
                 interpreter.process_page(pages[number - 1])
-                page_blocks = [
-                    Block(text=text, page=number)
-                    for lines in glyph_paragraphs(device.glyphs)
-                    if (text := _pdf_text(lines))
-                ]
-                text = "".join(block.text for block in page_blocks)
-                blocks.extend(scans.blocks(number, text) or page_blocks)
+                found = page_blocks(
+                    device.glyphs, device.rulings, page=number, clean=_pdf_text
+                )
+                text = "".join(block.text for block in found)
+                blocks.extend(scans.blocks(number, text) or found)
                 request.progress(done, len(mine))
         finally:
             scans.close()

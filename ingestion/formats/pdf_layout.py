@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 # A glyph as (text, direction, along_start, along_end, across, size): coordinates are
 # rotated so that text runs towards +along and the next line sits at a lower `across`.
-_Glyph = tuple[str, int, float, float, float, float]
+Glyph = tuple[str, int, float, float, float, float]
 
 _LINE_TOLERANCE = 0.5  # baseline shift, in font sizes, still on the same line
 _WORD_GAP = 0.1  # gap, in font sizes, read as a space (pdfminer's word_margin)
@@ -44,7 +44,7 @@ class GlyphCollector(PDFTextDevice):
 
     def __init__(self, rsrcmgr: PDFResourceManager) -> None:
         super().__init__(rsrcmgr)
-        self.glyphs: list[_Glyph] = []
+        self.glyphs: list[Glyph] = []
 
     def begin_page(self, page: PDFPage, ctm: Matrix) -> None:
         self.glyphs = []
@@ -134,7 +134,7 @@ class GlyphCollector(PDFTextDevice):
 
 def _horizontal_glyph(
     text: str, e: float, f: float, delta: tuple[float, float], size: float
-) -> _Glyph:
+) -> Glyph:
     """The glyph at (e, f) advancing by `delta`, rotated to run towards +along."""
     dx, dy = delta
     if abs(dx) >= abs(dy):
@@ -158,8 +158,8 @@ def _to_page(direction: int, along: float, across: float) -> tuple[float, float]
 
 
 @dataclass(slots=True)
-class _Line:
-    """A run of glyphs on one baseline, in the rotated frame of `_Glyph`."""
+class Line:
+    """A run of glyphs on one baseline, in the rotated frame of `Glyph`."""
 
     direction: int
     start: float
@@ -168,7 +168,11 @@ class _Line:
     size: float
     parts: list[str]
 
-    def continued_by(self, line: _Line) -> bool:
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def continued_by(self, line: Line) -> bool:
         """Whether `line` is the next line of the same paragraph, just below."""
         scale = max(line.size, self.size)
         step = self.across - line.across
@@ -180,16 +184,21 @@ class _Line:
         )
 
 
-def glyph_paragraphs(glyphs: list[_Glyph]) -> list[list[str]]:
+def glyph_paragraphs(glyphs: list[Glyph]) -> list[list[str]]:
+    """The text of each line of each paragraph of `glyph_lines`."""
+    return [[line.text for line in lines] for lines in glyph_lines(glyphs)]
+
+
+def glyph_lines(glyphs: list[Glyph]) -> list[list[Line]]:
     """Group glyphs into lines, and lines into paragraphs.
 
     Lines are built in content-stream order. A new line joins the most recently
     extended paragraph whose last line sits just above it, so columns drawn row by
     row (forms, newsletters) still come out one paragraph at a time.
     """
-    paragraphs: list[list[_Line]] = []
+    paragraphs: list[list[Line]] = []
     recent: list[int] = []  # paragraph indexes, most recently extended last
-    line: _Line | None = None
+    line: Line | None = None
     home = -1
     pending_space = False
     for text, direction, start, end, across, size in glyphs:
@@ -223,18 +232,18 @@ def glyph_paragraphs(glyphs: list[_Glyph]) -> list[list[str]]:
                 line.size = max(line.size, size)
                 pending_space = False
                 continue
-        new = _Line(direction, start, end, across, size, [text])
+        new = Line(direction, start, end, across, size, [text])
         home = _place_line(new, line, home, paragraphs, recent)
         line = new
         pending_space = False
-    return [["".join(each.parts) for each in lines] for lines in paragraphs]
+    return paragraphs
 
 
 def _place_line(
-    line: _Line,
-    previous: _Line | None,
+    line: Line,
+    previous: Line | None,
     previous_home: int,
-    paragraphs: list[list[_Line]],
+    paragraphs: list[list[Line]],
     recent: list[int],
 ) -> int:
     """Add `line` to the paragraph it continues, or to a new one; return its index."""

@@ -1,0 +1,264 @@
+"""PDF tables read as rows of cells, the rest of the page as paragraphs.
+
+Two kinds of table, both found from what one pdfminer pass already gives:
+
+- ruled: a grid of drawn lines and rectangles. `TableCollector` records the page's
+  straight horizontal and vertical path segments as it interprets the page, and
+  only a page that has some goes through pdfplumber's grid finder (its "lines"
+  strategy, fed with our segments instead of a second parse). Each glyph goes to
+  the cell under its centre; a cell spanning columns leaves the columns after it
+  empty, so every value stays under its header cell.
+- unruled, as financial statements are set: amounts right-aligned in columns
+  beside a label, found among the lines of the paragraphs (`pdf_columns.py`).
+
+A table's rows replace its text in the paragraphs and take the place of its first
+glyph (ruled) or first line (unruled) in reading order. A page where neither is
+found gives exactly the paragraphs of `glyph_paragraphs`. Why not pdfplumber's own
+"text" strategy, and what all this costs: docs/benchmarks.md, "PDF tables".
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pdfplumber.table import (
+    Table,
+    cells_to_tables,
+    edges_to_intersections,
+    intersections_to_cells,
+    merge_edges,
+)
+
+from ..blocks import PARAGRAPH, TABLE_ROW, Block, table_row_text
+from .pdf_columns import TableRows, unruled_tables
+from .pdf_layout import Glyph, GlyphCollector, glyph_lines
+
+if TYPE_CHECKING:
+    from pdfminer.pdfinterp import PDFGraphicState, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.utils import Matrix, PathSegment
+
+# (x0, top, x1, bottom) with top = -y, so that top grows down the page as in
+# pdfplumber.
+Box = tuple[float, float, float, float]
+
+_AXIS_SLACK = 0.5  # points a ruling may lean and still be horizontal or vertical
+_MIN_RULING = 3.0  # shorter segments are glyph parts or dots, not rulings
+_MAX_RULINGS = 4000  # beyond: a drawing, not a table (and the grid search is n²)
+_MAX_EDGES = 400  # merged edges a page may have for the grid search
+_TOLERANCE = 3.0  # pdfplumber's snap, join and intersection tolerance
+_GLYPH_MIDDLE = 0.3  # a glyph's vertical centre above its baseline, in font sizes
+
+
+class TableCollector(GlyphCollector):
+    """`GlyphCollector` that also records the page's rulings: the straight
+    horizontal and vertical segments of its paths, as boxes (`rulings`)."""
+
+    def __init__(self, rsrcmgr: PDFResourceManager) -> None:
+        super().__init__(rsrcmgr)
+        self.rulings: list[Box] = []
+
+    def begin_page(self, page: PDFPage, ctm: Matrix) -> None:
+        super().begin_page(page, ctm)
+        self.rulings = []
+
+    def paint_path(
+        self,
+        graphicstate: PDFGraphicState,
+        stroke: bool,
+        fill: bool,
+        evenodd: bool,
+        path: Sequence[PathSegment],
+    ) -> None:
+        rulings = self.rulings
+        if len(rulings) > _MAX_RULINGS:
+            return
+        a, b, c, d, e, f = self.ctm
+        start = current = None
+        for segment in path:
+            operator = segment[0]
+            if operator == "h":
+                point = start
+            elif len(segment) >= 3:
+                x, y = segment[-2], segment[-1]
+                point = (x * a + y * c + e, x * b + y * d + f)
+            else:
+                continue
+            if operator == "m":
+                start = point
+            elif operator in ("l", "h") and current is not None and point is not None:
+                _add_ruling(rulings, current, point)
+            current = point
+
+
+def _add_ruling(
+    rulings: list[Box], one: tuple[float, float], other: tuple[float, float]
+) -> None:
+    (x0, y0), (x1, y1) = one, other
+    if abs(y1 - y0) <= _AXIS_SLACK and abs(x1 - x0) >= _MIN_RULING:
+        rulings.append((min(x0, x1), -y0, max(x0, x1), -y0))
+    elif abs(x1 - x0) <= _AXIS_SLACK and abs(y1 - y0) >= _MIN_RULING:
+        rulings.append((x0, -max(y0, y1), x0, -min(y0, y1)))
+
+
+def page_blocks(
+    glyphs: list[Glyph],
+    rulings: list[Box],
+    *,
+    page: int,
+    clean: Callable[[list[str]], str],
+) -> list[Block]:
+    """The page's paragraphs and table rows in reading order; `clean` turns the
+    lines of a paragraph or a cell into its text."""
+    blocks: list[Block] = []
+    for part in page_parts(glyphs, rulings):
+        if isinstance(part, PdfTable):
+            for cells in part.rows:
+                text = table_row_text([" ".join(clean(c).split()) for c in cells])
+                if text:
+                    blocks.append(Block(text=text, page=page, kind=TABLE_ROW))
+        else:
+            text = clean(part)
+            if text:
+                blocks.append(Block(text=text, page=page, kind=PARAGRAPH))
+    return blocks
+
+
+@dataclass(frozen=True)
+class PdfTable:
+    """Rows of cells, each cell the lines of its text."""
+
+    rows: TableRows
+
+
+def page_parts(glyphs: list[Glyph], rulings: list[Box]) -> list[list[str] | PdfTable]:
+    """Paragraphs (their lines) and tables, in reading order."""
+    grids = _ruled_grids(rulings) if len(rulings) >= 4 else []
+    if not grids:
+        return _paragraphs_and_unruled_tables(glyphs)
+    tables, outside = _fill_grids(grids, glyphs)
+    parts: list[list[str] | PdfTable] = []
+    # A table sits where its first glyph was drawn: the text drawn before it first.
+    slot_starts = [first for first, _ in tables]
+    slots: list[list[Glyph]] = [[] for _ in range(len(tables) + 1)]
+    for index, glyph in outside:
+        slots[bisect_right(slot_starts, index)].append(glyph)
+    parts.extend(_paragraphs_and_unruled_tables(slots[0]))
+    for (_, table), slot in zip(tables, slots[1:], strict=True):
+        parts.append(table)
+        parts.extend(_paragraphs_and_unruled_tables(slot))
+    return parts
+
+
+# --- Ruled tables ----------------------------------------------------------------
+
+
+def _ruled_grids(rulings: list[Box]) -> list[list[list[Box | None]]]:
+    """Each grid found as rows of cells (None where a spanning cell covers it)."""
+    edges = [
+        {
+            "x0": x0,
+            "x1": x1,
+            "top": top,
+            "bottom": bottom,
+            "doctop": top,
+            "width": x1 - x0,
+            "height": bottom - top,
+            "orientation": "h" if top == bottom else "v",
+        }
+        for x0, top, x1, bottom in rulings
+    ]
+    edges = merge_edges(edges, _TOLERANCE, _TOLERANCE, _TOLERANCE, _TOLERANCE)
+    edges = [e for e in edges if max(e["width"], e["height"]) >= _MIN_RULING]
+    if len(edges) > _MAX_EDGES:
+        return []
+    horizontal = sum(1 for e in edges if e["orientation"] == "h")
+    if horizontal < 2 or len(edges) - horizontal < 2:
+        return []
+    intersections = edges_to_intersections(edges, _TOLERANCE, _TOLERANCE)
+    grids = []
+    for cells in cells_to_tables(intersections_to_cells(intersections)):
+        rows = [row.cells for row in Table(None, cells).rows]
+        if len(rows) >= 2 and len(rows[0]) >= 2:
+            grids.append(rows)
+    return grids
+
+
+def _fill_grids(
+    grids: list[list[list[Box | None]]], glyphs: list[Glyph]
+) -> tuple[list[tuple[int, PdfTable]], list[tuple[int, Glyph]]]:
+    """Tables (with the index of their first glyph, in that order) and the
+    glyphs outside them, with their indexes."""
+    found: list[tuple[int, list[list[list[Glyph]]]]] = []
+    for grid in grids:
+        found.append((-1, [[[] for _ in row] for row in grid]))
+    outside: list[tuple[int, Glyph]] = []
+    for index, glyph in enumerate(glyphs):
+        place = _cell_of(grids, glyph) if glyph[1] == 0 else None
+        if place is None:
+            outside.append((index, glyph))
+            continue
+        table, row, column = place
+        first, cells = found[table]
+        if first < 0:
+            found[table] = (index, cells)
+        cells[row][column].append(glyph)
+    tables = [
+        (
+            first,
+            PdfTable(
+                [[_cell_lines(cell) for cell in row] for row in cells],
+            ),
+        )
+        for first, cells in found
+        if first >= 0
+    ]
+    return sorted(tables, key=lambda table: table[0]), outside
+
+
+def _cell_of(
+    grids: list[list[list[Box | None]]], glyph: Glyph
+) -> tuple[int, int, int] | None:
+    _, _, start, end, across, size = glyph
+    x = (start + end) / 2
+    top = -(across + _GLYPH_MIDDLE * size)
+    for table, grid in enumerate(grids):
+        for row_index, row in enumerate(grid):
+            for column, cell in enumerate(row):
+                if cell is not None and _inside(cell, x, top):
+                    return table, row_index, column
+    return None
+
+
+def _inside(box: Box, x: float, top: float) -> bool:
+    x0, box_top, x1, bottom = box
+    return x0 <= x < x1 and box_top <= top < bottom
+
+
+def _cell_lines(glyphs: list[Glyph]) -> list[str]:
+    return [line.text for lines in glyph_lines(glyphs) for line in lines]
+
+
+def _paragraphs_and_unruled_tables(
+    glyphs: list[Glyph],
+) -> list[list[str] | PdfTable]:
+    paragraphs = glyph_lines(glyphs)
+    tables = [(PdfTable(rows), lines) for rows, lines in unruled_tables(paragraphs)]
+    if not tables:
+        return [[line.text for line in lines] for lines in paragraphs]
+    table_of = {id(line): table for table, lines in tables for line in lines}
+    parts: list[list[str] | PdfTable] = []
+    placed: set[int] = set()
+    for lines in paragraphs:
+        kept = [line.text for line in lines if id(line) not in table_of]
+        here = [table_of[id(line)] for line in lines if id(line) in table_of]
+        for table in here:
+            if id(table) not in placed:
+                placed.add(id(table))
+                parts.append(table)
+        if kept:
+            parts.append(kept)
+    return parts
