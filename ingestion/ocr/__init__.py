@@ -62,6 +62,12 @@ DEFAULT_TIME_LIMIT = 60.0  # seconds per page
 MIN_SIDE_PIXELS = 8
 # Below this mean confidence a page is read again turned upside down.
 UPRIGHT_CONFIDENCE = 0.8
+# A page that reads nothing shrunk is read again in tiles of this size, skipping
+# those with less than MIN_INK_SHARE of their pixels darker than INK_LEVEL.
+TILE_PIXELS = 800
+TILE_OVERLAP = 150
+INK_LEVEL = 160
+MIN_INK_SHARE = 0.0001
 
 
 def ocr_image(
@@ -82,6 +88,8 @@ def ocr_image(
     array, scale = _scaled_array(picture)
     with deadline(time_limit):
         lines = _read_upright(engine, array, scale)
+        if not lines and max(picture.size) > MAX_SIDE_PIXELS:
+            lines = _read_in_tiles(engine, picture)
     return OcrPage(
         lines=tuple(lines),
         width=picture.width,
@@ -116,7 +124,43 @@ def _read_upright(engine: Any, array: np.ndarray, scale: float) -> list[OcrLine]
     return lines
 
 
+def _read_in_tiles(engine: Any, picture: Image.Image) -> list[OcrLine]:
+    """Small print on a large page, lost when the page is shrunk for the detector:
+    the page read again in overlapping tiles at its own resolution. Blank tiles are
+    skipped, so a blank page costs little."""
+    grey = np.asarray(picture.convert("L"))
+    boxes = []
+    step = TILE_PIXELS - TILE_OVERLAP
+    for top in range(0, max(1, grey.shape[0] - TILE_OVERLAP), step):
+        for left in range(0, max(1, grey.shape[1] - TILE_OVERLAP), step):
+            tile = grey[top : top + TILE_PIXELS, left : left + TILE_PIXELS]
+            if (tile < INK_LEVEL).mean() < MIN_INK_SHARE:
+                continue
+            array = np.ascontiguousarray(np.repeat(tile[:, :, None], 3, axis=2))
+            for box in _boxes(engine, array, 1.0):
+                moved = box.moved(left, top)
+                # Each box once: from the tile whose share of the overlap holds
+                # its centre.
+                if _owned_by(moved, left, top, grey.shape):
+                    boxes.append(moved)
+    return lines_in_reading_order(boxes)
+
+
+def _owned_by(box: TextBox, left: int, top: int, shape: tuple[int, ...]) -> bool:
+    x, y = box.centre
+    half = TILE_OVERLAP / 2
+    low_x = left + half if left else 0
+    low_y = top + half if top else 0
+    high_x = left + TILE_PIXELS - half if left + TILE_PIXELS < shape[1] else shape[1]
+    high_y = top + TILE_PIXELS - half if top + TILE_PIXELS < shape[0] else shape[0]
+    return low_x <= x < high_x and low_y <= y < high_y
+
+
 def _read(engine: Any, array: np.ndarray, scale: float) -> list[OcrLine]:
+    return lines_in_reading_order(_boxes(engine, array, scale))
+
+
+def _boxes(engine: Any, array: np.ndarray, scale: float) -> list[TextBox]:
     if min(array.shape[:2]) < MIN_SIDE_PIXELS:
         return []  # nothing legible, and the detector cannot resize it
     try:
@@ -128,13 +172,12 @@ def _read(engine: Any, array: np.ndarray, scale: float) -> list[OcrLine]:
         raise ParseError("OCR failed on this page") from error
     if result.boxes is None or result.txts is None:
         return []
-    boxes = [
+    return [
         text_box(points, text, score, scale)
         for points, text, score in zip(
             result.boxes, result.txts, result.scores, strict=True
         )
     ]
-    return lines_in_reading_order(boxes)
 
 
 def _turned_line(line: OcrLine, width: float, height: float) -> OcrLine:

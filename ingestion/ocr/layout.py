@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..blocks import CJK_CLASS
@@ -68,6 +68,19 @@ class TextBox:
     @property
     def height(self) -> float:
         return self.bottom - self.top
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return (self.left + self.right) / 2, (self.top + self.bottom) / 2
+
+    def moved(self, dx: float, dy: float) -> TextBox:
+        return replace(
+            self,
+            left=self.left + dx,
+            right=self.right + dx,
+            top=self.top + dy,
+            bottom=self.bottom + dy,
+        )
 
 
 def text_box(points: Any, text: str, score: float, scale: float) -> TextBox:

@@ -230,3 +230,18 @@ def test_corpus_images(name):
     for expected in CORPUS_EXPECTED[name]:
         assert expected in text
     assert page.confidence >= 0.8
+
+
+def test_small_print_on_a_large_page_is_read_in_tiles():
+    # Shrunk to the detector's 2000 pixels this line is too small to be found.
+    page = Image.new("L", (3400, 4400), 255)
+    font = ImageFont.load_default(size=22)
+    ImageDraw.Draw(page).text((2500, 900), "Fine print here", font=font, fill=0)
+
+    assert "Fine print here" in ocr.ocr_image(page).text
+
+
+def test_a_blank_large_page_reads_nothing_quickly():
+    page = ocr.ocr_image(Image.new("L", (3400, 4400), 255))
+    assert page.text == ""
+    assert page.seconds < 10
