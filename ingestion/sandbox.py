@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from retrieval.embeddings import Embedder
 
 POLL_SECONDS = 0.1
+OUT_OF_MEMORY_EXIT = 75  # a parser that could not even read its request
 ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
 PAGE_SHARDED_KINDS = frozenset({"pdf"})
 HEADING_SHARDED_KINDS = frozenset({"docx"})
@@ -153,6 +154,13 @@ class _Parser:
         if exitcode == -signal.SIGKILL:
             return FileTooLarge(
                 "the parser was killed, most likely for using too much memory"
+            )
+        if exitcode == OUT_OF_MEMORY_EXIT:
+            return FileTooLarge(
+                f"parsing needed more than the {self.memory_bytes // 2**20} MiB "
+                "memory limit"
+                if self.memory_bytes
+                else "parsing ran out of memory"
             )
         return ParseError(f"the parser stopped unexpectedly ({exitcode})")
 
@@ -403,8 +411,9 @@ def _serve(
         except (EOFError, OSError):
             return
         except MemoryError:
-            conn.send(("memory", None))
-            continue
+            # Part of the request is still in the pipe, and the worker may still be
+            # writing it: answering would deadlock both. Exit; it reads the code.
+            os._exit(OUT_OF_MEMORY_EXIT)
         except Exception as error:  # read whole, but it does not unpickle here
             conn.send(("failed", type(error).__name__))
             continue
