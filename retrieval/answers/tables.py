@@ -13,7 +13,8 @@ from .calculator import join_spaced_digits, parse_number
 CELL_SEPARATOR = "|"
 _NUMERIC = re.compile(r"\d")
 _YEAR_ONLY = re.compile(
-    r"^(?:(?:fy|fiscal|year|q[1-4]|h[12])?\s*'?(?:19|20)?\d\d(?:\s*/\s*\d{2,4})?|"
+    r"^(?:(?:(?:fy|fiscal|year|q[1-4]|h[12])\s*'?(?:19|20)?\d\d|'\d\d|(?:19|20)\d\d)"
+    r"(?:\s*/\s*\d{2,4})?|"
     r"[a-z]+\.? \d{1,2},? (?:19|20)\d\d|(?:19|20)\d\d\s*年)$",
     re.IGNORECASE,
 )

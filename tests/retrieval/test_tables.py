@@ -58,3 +58,11 @@ def test_a_text_table_takes_its_first_row_as_header():
 
     assert table.columns == ("城市类别", "每晚上限（元）")
     assert [row.label for row in table.rows] == ["一线城市", "其他城市"]
+
+
+def test_a_two_digit_amount_is_not_a_year():
+    # "14" could only be a year written '14 or FY14: here it is a head count.
+    table = read_table(["Team | Hires", "Sales | 32", "Support | 14"])
+
+    assert [row.label for row in table.rows] == ["Sales", "Support"]
+    assert table.rows[1].value(1) == "14"
