@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -34,9 +35,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "accounts",
     "documents",
     "ingestion",
     "retrieval",
@@ -94,6 +96,16 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Cache: shared by every process (login throttles and lockouts live in it). The
+# database cache by default, its table made by `migrate` (accounts 0002); Redis
+# with e.g. CACHE_URL=redis://127.0.0.1:6379/1. MAX_ENTRIES is high because a
+# full database cache evicts a third of its keys, throttle counters included.
+CACHES = {
+    "default": env.cache(
+        "CACHE_URL", default="dbcache://curator_cache?MAX_ENTRIES=100000"
+    )
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -142,6 +154,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int(
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="curator-demo")
+
+# --- Authentication (docs/security/auth.md) ---
+# Each login gets a new API token valid this long; older ones past the cap go.
+API_TOKEN_TTL_HOURS = env.float("API_TOKEN_TTL_HOURS", default=24.0)
+API_TOKEN_MAX_PER_USER = env.int("API_TOKEN_MAX_PER_USER", default=100)
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS),
+    "AUTH_HEADER_PREFIX": "Bearer",
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

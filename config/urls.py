@@ -12,6 +12,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/", include("accounts.api.urls")),
     path("api/", include("documents.api.urls")),
     path("api/", include("ingestion.api.urls")),
     path("api/", include("retrieval.api.urls")),

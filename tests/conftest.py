@@ -6,14 +6,33 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.cache import caches
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from documents.models import Role
-from tests.factories import KnowledgeBaseFactory, MembershipFactory, UserFactory
+from tests.factories import (
+    KnowledgeBaseFactory,
+    MembershipFactory,
+    UserFactory,
+    api_token_for,
+)
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _cache_cleared_after_transactional_tests(request):
+    """The cache is a table that no flush empties: what one test's server counted
+    (login throttles, say) must not refuse the next test's requests."""
+    yield
+    marker = request.node.get_closest_marker("django_db")
+    transactional = (marker is not None and marker.kwargs.get("transaction")) or (
+        {"transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    if transactional:
+        for cache in caches.all():
+            cache.clear()
 
 
 @pytest.fixture
@@ -64,8 +83,7 @@ def client_for():
 
     def make(user) -> APIClient:
         client = APIClient()
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_token_for(user)}")
         return client
 
     return make

@@ -69,6 +69,8 @@ def test_openapi_schema_lists_every_endpoint(api_client):
     for path, methods in {
         "/api/health": {"get"},
         "/api/auth/token": {"post"},
+        "/api/auth/logout": {"post"},
+        "/api/auth/logout-all": {"post"},
         "/api/knowledge-bases": {"get"},
         "/api/documents": {"get", "post"},
         "/api/documents/{document_id}": {"get"},

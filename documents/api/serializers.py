@@ -5,15 +5,6 @@ from rest_framework import serializers
 from documents.models import Document, DocumentStatus, Role
 
 
-class TokenRequestSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    password = serializers.CharField(style={"input_type": "password"})
-
-
-class TokenSerializer(serializers.Serializer):
-    token = serializers.CharField()
-
-
 class KnowledgeBaseSerializer(serializers.Serializer):
     knowledge_base_id = serializers.CharField(source="id")
     name = serializers.CharField()

@@ -5,15 +5,12 @@ from __future__ import annotations
 import re
 
 from django.conf import settings
-from django.contrib.auth import authenticate
 from django.core.files.storage import default_storage
 from django.db import connection
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -32,8 +29,6 @@ from .serializers import (
     DocumentUploadSerializer,
     KnowledgeBaseSerializer,
     RejectSerializer,
-    TokenRequestSerializer,
-    TokenSerializer,
 )
 
 IF_MATCH = OpenApiParameter(
@@ -145,25 +140,6 @@ class ReadinessView(_OpenView):
         if checks["ocr"] == "unavailable":
             body["hints"] = {"ocr": OCR_HINT}
         return Response(body, status=status.HTTP_200_OK if ready else 503)
-
-
-class TokenView(APIView):
-    authentication_classes = []
-    permission_classes = [AllowAny]
-
-    @extend_schema(
-        request=TokenRequestSerializer,
-        responses={200: TokenSerializer, **error_responses(401, 422)},
-        summary="Exchange a username and password for an API token",
-    )
-    def post(self, request):
-        serializer = TokenRequestSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        user = authenticate(request=request, **serializer.validated_data)
-        if user is None or not user.is_active:
-            raise AuthenticationFailed("Wrong username or password.")
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
 
 
 class KnowledgeBaseListView(APIView):
