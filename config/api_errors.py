@@ -15,7 +15,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from config.errors import DomainError
+from config.errors import DomainError, TooManyRequests
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +68,12 @@ def _flatten(detail) -> str:
 
 def api_exception_handler(exc, context):
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.error_code, exc.detail), status=exc.http_status)
+        response = Response(
+            error_body(exc.error_code, exc.detail), status=exc.http_status
+        )
+        if isinstance(exc, TooManyRequests):
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -61,3 +61,15 @@ class ValidationFailed(DomainError):
 class Conflict(DomainError):
     error_code = "conflict"
     http_status = HTTPStatus.CONFLICT
+
+
+class TooManyRequests(DomainError):
+    """A refusal that may be retried after `retry_after` seconds (Retry-After)."""
+
+    error_code = "throttled"
+    http_status = HTTPStatus.TOO_MANY_REQUESTS
+    default_detail = "Too many requests; try again later."
+
+    def __init__(self, retry_after: int, detail: str | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(detail)

@@ -156,9 +156,38 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="curator-demo")
 
 # --- Authentication (docs/security/auth.md) ---
+# Login attempts (API token and admin alike) per client address and per username
+# in each window; past them `429 throttled` with Retry-After. 0 switches one off.
+LOGIN_THROTTLE_PER_ADDRESS = env.int("LOGIN_THROTTLE_PER_ADDRESS", default=30)
+LOGIN_THROTTLE_PER_USERNAME = env.int("LOGIN_THROTTLE_PER_USERNAME", default=10)
+LOGIN_THROTTLE_WINDOW_SECONDS = env.int("LOGIN_THROTTLE_WINDOW_SECONDS", default=60)
+# This many wrong passwords for one username within a window of
+# LOGIN_LOCKOUT_WINDOW_SECONDS lock it for LOGIN_LOCKOUT_SECONDS (`429
+# account_locked`, even with the right password); 0 switches lockout off.
+LOGIN_LOCKOUT_FAILURES = env.int("LOGIN_LOCKOUT_FAILURES", default=10)
+LOGIN_LOCKOUT_WINDOW_SECONDS = env.int("LOGIN_LOCKOUT_WINDOW_SECONDS", default=900)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
+# Reverse proxies in front of Curator that append to X-Forwarded-For; 0 trusts
+# only REMOTE_ADDR (a client can write any X-Forwarded-For it likes).
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 # Each login gets a new API token valid this long; older ones past the cap go.
 API_TOKEN_TTL_HOURS = env.float("API_TOKEN_TTL_HOURS", default=24.0)
 API_TOKEN_MAX_PER_USER = env.int("API_TOKEN_MAX_PER_USER", default=100)
+for _name in ("LOGIN_THROTTLE_PER_ADDRESS", "LOGIN_THROTTLE_PER_USERNAME"):
+    # A limit of N is N cache keys read at once per attempt.
+    if not 0 <= globals()[_name] <= 1000:
+        raise ImproperlyConfigured(f"{_name} must be between 0 and 1000.")
+if not 0 <= LOGIN_LOCKOUT_FAILURES <= 1000:
+    raise ImproperlyConfigured("LOGIN_LOCKOUT_FAILURES must be between 0 and 1000.")
+if (
+    min(
+        LOGIN_THROTTLE_WINDOW_SECONDS,
+        LOGIN_LOCKOUT_WINDOW_SECONDS,
+        LOGIN_LOCKOUT_SECONDS,
+    )
+    < 1
+):
+    raise ImproperlyConfigured("Login throttle windows must be at least 1 second.")
 REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS),
     "AUTH_HEADER_PREFIX": "Bearer",
@@ -173,6 +202,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "config.pagination.StandardPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    # DRF's throttles read the client address by the same rule as the login ones
+    # (its default, None, would believe any X-Forwarded-For).
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",

@@ -82,6 +82,7 @@ def test_openapi_schema_lists_every_endpoint(api_client):
     upload = paths["/api/documents"]["post"]
     assert "multipart/form-data" in upload["requestBody"]["content"]
     assert {"201", "403", "404", "413", "415", "422"} <= set(upload["responses"])
+    assert "429" in paths["/api/auth/token"]["post"]["responses"]
     publish = paths["/api/documents/{document_id}/publish"]["post"]
     assert any(p["name"] == "If-Match" for p in publish["parameters"])
 
