@@ -83,6 +83,11 @@ def test_openapi_schema_lists_every_endpoint(api_client):
     assert "multipart/form-data" in upload["requestBody"]["content"]
     assert {"201", "403", "404", "413", "415", "422"} <= set(upload["responses"])
     assert "429" in paths["/api/auth/token"]["post"]["responses"]
+    assert schema["components"]["securitySchemes"]["tokenAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+    }
+    assert {"tokenAuth": []} in paths["/api/auth/logout"]["post"]["security"]
     publish = paths["/api/documents/{document_id}/publish"]["post"]
     assert any(p["name"] == "If-Match" for p in publish["parameters"])
 
