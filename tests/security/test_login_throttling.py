@@ -7,6 +7,7 @@ are fixed windows); the lockout itself lasts two seconds and is waited out.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -155,3 +156,16 @@ def test_the_right_password_forgets_earlier_failures(throttled_server):
     for _ in range(2):
         assert api_login(server, "dana", "guess")[0] == 401
     assert api_login(server, "dana", PASSWORD)[0] == 200
+
+
+def test_concurrent_guesses_on_two_servers_share_one_limit(throttled_server):
+    make_user("dana")
+    servers = [throttled_server(LOGIN_THROTTLE_PER_USERNAME="4") for _ in range(2)]
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        answers = list(
+            pool.map(
+                lambda n: api_login(servers[n % 2], "dana", f"guess-{n}")[0], range(12)
+            )
+        )
+    assert sorted(answers) == [401] * 4 + [429] * 8
