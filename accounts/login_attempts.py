@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -76,7 +77,9 @@ class FixedWindow:
 
 
 def _username(username: str) -> str:
-    return username.casefold()
+    # As the admin's form cleans it (NFKC, stripped) before authenticating, so that
+    # "rita " or a full-width "ｒｉｔａ" is not a fresh username to the counters.
+    return unicodedata.normalize("NFKC", username).strip().casefold()
 
 
 def _per_address() -> FixedWindow:

@@ -130,6 +130,9 @@ def test_admin_login_is_throttled_and_locked_too(throttled_server):
     assert 1 <= int(headers["Retry-After"]) <= 60
     assert "Too many failed logins for this account" in page
     assert "Back to the login page" in page
+    # The form cleans the username before authenticating; so does the lock.
+    for variant in ("rita ", "\uff52\uff49\uff54\uff41"):
+        assert browser.login(variant, PASSWORD)[0] == 429, variant
     assert_refused(api_login(server, "rita", PASSWORD), "account_locked", 60)
 
 
