@@ -26,6 +26,23 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# --- HTTPS (docs/security.md): off by default so a plain-HTTP demo works; a
+# production deployment behind TLS turns them on (`manage.py check --deploy`).
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+# Load balancers probe health over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^api/health"]
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False
+)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+# "HTTP_X_FORWARDED_PROTO,https" behind a TLS-terminating proxy that sets it; only
+# then, since a client could send the header itself.
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) if _proxy_ssl_header else None
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -153,9 +170,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The browsable API is a development aid: it renders forms and the schema of
+    # every view to anyone who opens a URL in a browser.
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
+        *(["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     ],
 }
 
@@ -266,8 +285,15 @@ OUTBOX_REDIS_URL = env("OUTBOX_REDIS_URL", default="")
 OUTBOX_REDIS_KEY = env("OUTBOX_REDIS_KEY", default="curator:ingestion:wake")
 
 # --- Operations ---
-# `GET /metrics` asks for `Authorization: Bearer <METRICS_TOKEN>`; empty = open.
+# `GET /metrics` asks for `Authorization: Bearer <METRICS_TOKEN>`. Without a token
+# it is open only with DEBUG on, or with METRICS_PUBLIC on purpose (a private
+# network); otherwise it answers 403.
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=False)
+# `/api/health/ready` answers from a result this many seconds old at most, so
+# anonymous callers cannot make every request query the database and write to
+# storage.
+READINESS_CACHE_SECONDS = env.float("READINESS_CACHE_SECONDS", default=5.0)
 
 # --- Answers ---
 # "extractive" (local, answers with the sources' own sentences) or

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.core.files.storage import default_storage
 from django.db import connection
-from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -23,6 +24,7 @@ from config.errors import PreconditionRequired, ValidationFailed
 from config.openapi import error_responses
 from config.pagination import StandardPagination
 from documents import selectors, services
+from documents.downloads import original_file_response
 from documents.uploads import FileTooLarge
 from ingestion.ocr.engine import engine_installed
 
@@ -127,24 +129,53 @@ class LivenessView(_OpenView):
         return Response({"status": "ok"})
 
 
+def _readiness() -> tuple[dict, int]:
+    checks = {"database": _database_check()}
+    checks["migrations"] = (
+        _migrations_check() if checks["database"] == "ok" else "unknown"
+    )
+    checks["storage"] = _storage_check()
+    ready = all(value == "ok" for value in checks.values())
+    # Reported, not required: only workers read scans, and text still works.
+    checks["ocr"] = _ocr_check()
+    body = {"status": "ready" if ready else "not_ready", "checks": checks}
+    if checks["ocr"] == "unavailable":
+        body["hints"] = {"ocr": OCR_HINT}
+    return body, status.HTTP_200_OK if ready else 503
+
+
+class _RecentReport:
+    """The last readiness report, reused for `READINESS_CACHE_SECONDS`.
+
+    Anonymous callers would otherwise make every request query the database and
+    write to storage; callers that arrive together wait for one check.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._report: tuple[dict, int] | None = None
+        self._taken_at = 0.0
+
+    def get(self) -> tuple[dict, int]:
+        with self._lock:
+            age = time.monotonic() - self._taken_at
+            if self._report is None or age >= settings.READINESS_CACHE_SECONDS:
+                self._report = _readiness()
+                self._taken_at = time.monotonic()
+            return self._report
+
+
+_recent_readiness = _RecentReport()
+
+
 class ReadinessView(_OpenView):
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
         summary="Readiness: database reachable, migrations applied, storage writable",
     )
     def get(self, request):
-        checks = {"database": _database_check()}
-        checks["migrations"] = (
-            _migrations_check() if checks["database"] == "ok" else "unknown"
-        )
-        checks["storage"] = _storage_check()
-        ready = all(value == "ok" for value in checks.values())
-        # Reported, not required: only workers read scans, and text still works.
-        checks["ocr"] = _ocr_check()
-        body = {"status": "ready" if ready else "not_ready", "checks": checks}
-        if checks["ocr"] == "unavailable":
-            body["hints"] = {"ocr": OCR_HINT}
-        return Response(body, status=status.HTTP_200_OK if ready else 503)
+        body, code = _recent_readiness.get()
+        return Response(body, status=code)
 
 
 class TokenView(APIView):
@@ -255,12 +286,7 @@ class DocumentFileView(APIView):
     )
     def get(self, request, document_id):
         document = selectors.visible_document(request.user, document_id)
-        return FileResponse(
-            default_storage.open(document.storage_key, "rb"),
-            as_attachment=True,
-            filename=document.filename,
-            content_type=document.content_type,
-        )
+        return original_file_response(document)
 
 
 class DocumentPublishView(APIView):
