@@ -76,6 +76,21 @@ def visible_document(user, document_id) -> Document:
     return document
 
 
+def member_document(user, document_id) -> Document:
+    """Any version in one of the caller's knowledge bases, for an action whose
+    role check follows: a viewer who names a draft is told the role it needs."""
+    document = (
+        Document.objects.filter(
+            pk=document_id, knowledge_base_id__in=knowledge_base_ids_for(user)
+        )
+        .select_related("created_by")
+        .first()
+    )
+    if document is None:
+        raise NotFound("Document not found.")
+    return document
+
+
 def review_queue(user, *, limit: int = 50) -> list[Document]:
     """Documents waiting for this reviewer, oldest first, with chunks and last task.
 

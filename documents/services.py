@@ -15,7 +15,7 @@ from django.utils import timezone
 from config.errors import Conflict, ValidationFailed
 
 from .models import Document, DocumentStatus, KnowledgeBase, Role
-from .selectors import require_role, visible_document
+from .selectors import member_document, require_role
 from .transitions import transition_document, transition_documents
 from .uploads import EmptyDocument, FileTooLarge, detect_kind, is_blank, safe_filename
 
@@ -157,6 +157,6 @@ def document_reject(
 
 
 def _document_for_review(user, document_id) -> Document:
-    document = visible_document(user, document_id)
+    document = member_document(user, document_id)
     require_role(user, document.knowledge_base_id, Role.REVIEWER)
     return document

@@ -217,21 +217,12 @@ class TestPublish:
         document.refresh_from_db()
         assert document.status == state
 
-    @pytest.mark.parametrize(
-        ("role", "status", "error_code"),
-        [
-            # A viewer does not see versions under review at all.
-            (Role.VIEWER, 404, "not_found"),
-            (Role.EDITOR, 403, "permission_denied"),
-        ],
-    )
-    def test_non_reviewer_is_forbidden(
-        self, member, client_for, knowledge_base, role, status, error_code
-    ):
+    @pytest.mark.parametrize("role", [Role.VIEWER, Role.EDITOR])
+    def test_non_reviewer_is_forbidden(self, member, client_for, knowledge_base, role):
         document = DocumentFactory(knowledge_base=knowledge_base, review_pending=True)
         response = publish(client_for(member(role)), document)
-        assert response.status_code == status
-        assert response.json()["error_code"] == error_code
+        assert response.status_code == 403
+        assert response.json()["error_code"] == "permission_denied"
         document.refresh_from_db()
         assert document.status == "review_pending"
 

@@ -93,8 +93,7 @@ class TestSubmit:
     def test_viewer_cannot_submit(self, viewer, client_for, knowledge_base):
         document = DocumentFactory(knowledge_base=knowledge_base)
         response = client_for(viewer).post(f"/api/documents/{document.pk}/submit")
-        # A viewer does not see drafts at all.
-        assert response.status_code == 404
+        assert response.status_code == 403
         assert not IngestionTask.objects.exists()
 
     def test_invisible_document_is_not_found(
