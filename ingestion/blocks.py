@@ -57,8 +57,8 @@ class ParseError(Exception):
 
 
 class FileTooLarge(ParseError):
-    """Beyond a size limit (uncompressed OOXML size, compression ratio, worksheet
-    cells, memory)."""
+    """Beyond a size limit (uncompressed OOXML size, compression ratio, a member
+    inflating past its declared size, worksheet cells, memory)."""
 
 
 class TooManyPages(ParseError):

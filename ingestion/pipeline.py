@@ -5,7 +5,8 @@ guarded by the claim; when one of them finds the task gone it raises `TaskLost`
 and the pipeline stops without touching anything else. Before each report, and
 while it waits for the parser, it calls `interrupt()`, through which the worker
 stops it early (lease lost, shutdown grace over). Parsing runs in the worker's
-parser processes (`sandbox.py`), bounded in time, memory, pages and DOCX size; so do
+parser processes (`sandbox.py`), bounded in time, memory, pages, DOCX size and
+the text and chunks one document may produce; so do
 chunking and, when the embedder is `portable` (the local one), embedding, except for
 PDFs, whose pages the worker gathers before chunking them.
 """
