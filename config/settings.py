@@ -279,6 +279,12 @@ INGESTION_MAX_DOCX_COMPRESSION_RATIO = env.float(
 INGESTION_MAX_SLIDES = env.int("INGESTION_MAX_SLIDES", default=2000)
 # Rows x columns of one XLSX worksheet, counted as its rows are read.
 INGESTION_MAX_SHEET_CELLS = env.int("INGESTION_MAX_SHEET_CELLS", default=2_000_000)
+# What one document may produce, checked in the parsers before anything is embedded
+# or written (text_too_large, too_many_chunks; 0 = no limit).
+INGESTION_MAX_TEXT_CHARS = env.int("INGESTION_MAX_TEXT_CHARS", default=20_000_000)
+INGESTION_MAX_CHUNKS_PER_DOCUMENT = env.int(
+    "INGESTION_MAX_CHUNKS_PER_DOCUMENT", default=10_000
+)
 # Outbox relay: how often it looks for new events, and where else it sends them.
 OUTBOX_RELAY_INTERVAL = env.float("OUTBOX_RELAY_INTERVAL", default=0.1)
 OUTBOX_REDIS_URL = env("OUTBOX_REDIS_URL", default="")
