@@ -61,3 +61,10 @@ class ValidationFailed(DomainError):
 class Conflict(DomainError):
     error_code = "conflict"
     http_status = HTTPStatus.CONFLICT
+
+
+class SeparationOfDuties(PermissionDenied):
+    """Four eyes: the person who uploaded a version is not the one who publishes it."""
+
+    error_code = "separation_of_duties"
+    default_detail = "You uploaded this version; another reviewer must publish it."

@@ -143,6 +143,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="curator-demo")
 
+# --- Review ---
+# Four eyes: a reviewer cannot publish a version they uploaded (rejecting is fine).
+REVIEW_REQUIRE_SECOND_PERSON = env.bool("REVIEW_REQUIRE_SECOND_PERSON", default=True)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "config.authentication.BearerOrTokenAuthentication",

@@ -268,6 +268,10 @@ class DocumentPublishView(APIView):
         request=None,
         parameters=[IF_MATCH],
         responses={200: DocumentSerializer, **error_responses(401, 403, 404, 409, 428)},
+        description=(
+            "Refused with 403 separation_of_duties when the caller uploaded this "
+            "version (REVIEW_REQUIRE_SECOND_PERSON)."
+        ),
         summary="Publish a reviewed document (archives the previous version)",
     )
     def post(self, request, document_id):
