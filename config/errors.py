@@ -16,6 +16,8 @@ class DomainError(Exception):
     error_code = "error"
     http_status = HTTPStatus.BAD_REQUEST
     default_detail = "The request could not be completed."
+    # Seconds after which the same request may succeed: the `Retry-After` header.
+    retry_after: int | None = None
 
     def __init__(self, detail: str | None = None) -> None:
         self.detail = detail or self.default_detail

@@ -179,6 +179,11 @@ class KnowledgeBaseListView(APIView):
 class DocumentListView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
+    @property
+    def throttle_scope(self) -> str | None:
+        # Listing is cheap; an upload stores a file and queues a parse.
+        return "upload" if self.request.method == "POST" else None
+
     @extend_schema(
         parameters=[DocumentFilterSerializer],
         responses={200: DocumentSerializer(many=True), **error_responses(401, 422)},
@@ -206,7 +211,7 @@ class DocumentListView(APIView):
         request={"multipart/form-data": DocumentUploadSerializer},
         responses={
             201: DocumentSerializer,
-            **error_responses(401, 403, 404, 413, 415, 422),
+            **error_responses(401, 403, 404, 413, 415, 422, 429),
         },
         summary="Upload a file as a new draft document",
     )
