@@ -68,7 +68,12 @@ def _flatten(detail) -> str:
 
 def api_exception_handler(exc, context):
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.error_code, exc.detail), status=exc.http_status)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return Response(
+            error_body(exc.error_code, exc.detail),
+            status=exc.http_status,
+            headers=headers,
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

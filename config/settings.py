@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import environ
@@ -160,6 +161,33 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="curator-demo")
 
+# --- Review ---
+# Four eyes: a reviewer cannot publish a version they uploaded (rejecting is fine).
+REVIEW_REQUIRE_SECOND_PERSON = env.bool("REVIEW_REQUIRE_SECOND_PERSON", default=True)
+
+# --- Per-user request rates (DRF throttles, kept in the `default` cache) ---
+_RATE = re.compile(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)")
+
+
+def _rate(name: str, default: str) -> str | None:
+    """A rate such as "120/min" (s, min, hour, day); empty means no limit."""
+    value = env(name, default=default).strip()
+    if not value:
+        return None
+    if not _RATE.fullmatch(value):
+        raise ImproperlyConfigured(
+            f'{name}={value!r} is not a rate like "120/min" (s, min, hour, day).'
+        )
+    return value
+
+
+# POST /api/search and /api/retrieval/debug share one budget: the same search.
+THROTTLE_SEARCH = _rate("THROTTLE_SEARCH", "120/min")
+# POST /api/chat and /api/chat/stream share one budget: the same answer.
+THROTTLE_CHAT = _rate("THROTTLE_CHAT", "30/min")
+# POST /api/documents (each upload stores a file and, once submitted, a parse).
+THROTTLE_UPLOAD = _rate("THROTTLE_UPLOAD", "300/hour")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "config.authentication.BearerOrTokenAuthentication",
@@ -169,6 +197,13 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "config.pagination.StandardPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    # Views name their budget with `throttle_scope`; views without one are free.
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttling.UserScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "search": THROTTLE_SEARCH,
+        "chat": THROTTLE_CHAT,
+        "upload": THROTTLE_UPLOAD,
+    },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # The browsable API is a development aid: it renders forms and the schema of
     # every view to anyone who opens a URL in a browser.
@@ -315,6 +350,13 @@ CHAT_PROVIDERS = {
 CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.3)
 # Turns a conversation keeps; storing one more deletes the oldest.
 CHAT_CONVERSATION_MAX_TURNS = env.int("CHAT_CONVERSATION_MAX_TURNS", default=50)
+# Open /api/chat/stream responses one user may have at once (0: no limit), and
+# how long a slot outlives a process killed mid-stream; keep it above the longest
+# answer (a slot is renewed as its events go out).
+CHAT_MAX_CONCURRENT_STREAMS_PER_USER = env.int(
+    "CHAT_MAX_CONCURRENT_STREAMS_PER_USER", default=2
+)
+CHAT_STREAM_SLOT_TTL_SECONDS = env.int("CHAT_STREAM_SLOT_TTL_SECONDS", default=300)
 # An OpenAI-compatible server for embeddings and/or chat; never required.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")

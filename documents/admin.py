@@ -307,6 +307,9 @@ class DocumentAdmin(MemberScopedAdmin):
                     "title": f"{decision.capitalize()} documents",
                     "decision": decision,
                     "documents": documents,
+                    "needs_second_person": self._needs_second_person(
+                        request, documents, decision
+                    ),
                     "reason_missing": "confirmed" in request.POST,
                     "action": f"{decision}_documents",
                     "opts": self.model._meta,
@@ -346,3 +349,13 @@ class DocumentAdmin(MemberScopedAdmin):
                     request, f"{document}: {decision}ed.", messages.SUCCESS
                 )
         return None
+
+    def _needs_second_person(self, request, documents, decision: str) -> set:
+        """The selected versions this reviewer uploaded: shown before they confirm."""
+        if decision != "publish":
+            return set()
+        return {
+            document.pk
+            for document in documents
+            if services.second_person_required(user=request.user, document=document)
+        }

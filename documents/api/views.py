@@ -210,6 +210,11 @@ class KnowledgeBaseListView(APIView):
 class DocumentListView(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
+    @property
+    def throttle_scope(self) -> str | None:
+        # Listing is cheap; an upload stores a file and queues a parse.
+        return "upload" if self.request.method == "POST" else None
+
     @extend_schema(
         parameters=[DocumentFilterSerializer],
         responses={200: DocumentSerializer(many=True), **error_responses(401, 422)},
@@ -237,7 +242,7 @@ class DocumentListView(APIView):
         request={"multipart/form-data": DocumentUploadSerializer},
         responses={
             201: DocumentSerializer,
-            **error_responses(401, 403, 404, 413, 415, 422),
+            **error_responses(401, 403, 404, 413, 415, 422, 429),
         },
         summary="Upload a file as a new draft document",
     )
@@ -294,6 +299,10 @@ class DocumentPublishView(APIView):
         request=None,
         parameters=[IF_MATCH],
         responses={200: DocumentSerializer, **error_responses(401, 403, 404, 409, 428)},
+        description=(
+            "Refused with 403 separation_of_duties when the caller uploaded this "
+            "version (REVIEW_REQUIRE_SECOND_PERSON)."
+        ),
         summary="Publish a reviewed document (archives the previous version)",
     )
     def post(self, request, document_id):
