@@ -365,3 +365,8 @@ OPENAI_EMBEDDING_MODEL = env("OPENAI_EMBEDDING_MODEL", default="")
 OPENAI_EMBEDDING_DIMENSION = env.int("OPENAI_EMBEDDING_DIMENSION", default=0)
 OPENAI_CHAT_MODEL = env("OPENAI_CHAT_MODEL", default="")
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
+# Largest answer read from it: an embeddings batch is about INGESTION_EMBED_BATCH x
+# dimension x 20 bytes of JSON (32 x 3072 is 2 MiB). Redirects are always refused.
+OPENAI_MAX_RESPONSE_BYTES = env.int(
+    "OPENAI_MAX_RESPONSE_BYTES", default=8 * 1024 * 1024
+)
