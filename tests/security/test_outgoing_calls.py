@@ -130,54 +130,36 @@ class Flood(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
-def serving(server: ThreadingHTTPServer) -> Iterator:
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+@pytest.fixture
+def serve() -> Iterator:
+    """`serve(server)`: run it in a thread until the test ends."""
+    started: list[ThreadingHTTPServer] = []
+
+    def start(server: ThreadingHTTPServer):
+        started.append(server)
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        return server
+
+    yield start
+    for server in started:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    yield from serving(Recorder())
+def recorder(serve) -> Recorder:
+    return serve(Recorder())
 
 
 @pytest.fixture
-def redirector(recorder) -> Iterator:
+def redirector(serve, recorder):
     """`redirector(code)`: a provider that redirects to `recorder`, another port."""
-    started: list[Redirector] = []
-
-    def start(code: int = 302) -> Redirector:
-        server = Redirector(recorder.url, code)
-        started.append(server)
-        threading.Thread(
-            target=server.serve_forever, args=(0.05,), daemon=True
-        ).start()
-        return server
-
-    yield start
-    for server in started:
-        server.shutdown()
-        server.server_close()
+    return lambda code=302: serve(Redirector(recorder.url, code))
 
 
 @pytest.fixture
-def flood() -> Iterator:
-    started: list[Flood] = []
-
-    def start(size: int, declared: int | None = None) -> Flood:
-        server = Flood(size, declared)
-        started.append(server)
-        threading.Thread(
-            target=server.serve_forever, args=(0.05,), daemon=True
-        ).start()
-        return server
-
-    yield start
-    for server in started:
-        server.shutdown()
-        server.server_close()
+def flood(serve):
+    return lambda size, declared=None: serve(Flood(size, declared))
 
 
 def client(url: str, **kwargs) -> OpenAICompatibleClient:
@@ -334,9 +316,7 @@ def test_a_server_searching_through_a_redirecting_provider_keeps_its_key(
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_server_stops_reading_an_endless_provider_answer(
-    start_server, member, flood
-):
+def test_a_server_stops_reading_an_endless_provider_answer(start_server, member, flood):
     vera = member(Role.VIEWER, username="vera")
     provider = flood(size=256 * 1024 * 1024)
     server = start_server(
