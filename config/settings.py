@@ -61,6 +61,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it refuses from the headers, before anything reads the body.
+    "config.middleware.RequestBodyGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -158,6 +160,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024
 )
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Deepest nesting of lists and objects a JSON request body may have.
+API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="curator-demo")
 
@@ -204,6 +208,11 @@ REST_FRAMEWORK = {
         "chat": THROTTLE_CHAT,
         "upload": THROTTLE_UPLOAD,
     },
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # The browsable API is a development aid: it renders forms and the schema of
     # every view to anyone who opens a URL in a browser.

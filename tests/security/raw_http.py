@@ -66,11 +66,19 @@ def request_head(
 
 
 def read_response(sock: socket.socket) -> Response:
-    """Everything until the server closes (every request here says `close`)."""
-    chunks = []
-    while chunk := sock.recv(65536):
-        chunks.append(chunk)
-    return Response(b"".join(chunks))
+    """One response, complete once its Content-Length is in: a server that refused
+    early may go on reading the rest of the body before it closes."""
+    raw = b""
+    while True:
+        _, separator, body = raw.partition(b"\r\n\r\n")
+        if separator:
+            length = Response(raw).headers.get("content-length")
+            if length is not None and len(body) >= int(length):
+                return Response(raw)
+        chunk = sock.recv(65536)
+        if not chunk:
+            return Response(raw)
+        raw += chunk
 
 
 def send(
