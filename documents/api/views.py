@@ -16,7 +16,7 @@ from rest_framework import status
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -28,6 +28,7 @@ from documents.downloads import original_file_response
 from documents.uploads import FileTooLarge
 from ingestion.ocr.engine import engine_installed
 
+from .permissions import MayUpload
 from .serializers import (
     DocumentFilterSerializer,
     DocumentSerializer,
@@ -44,6 +45,16 @@ IF_MATCH = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=True,
     description="The document's current lock_version.",
+)
+UPLOAD_KNOWLEDGE_BASE = OpenApiParameter(
+    "knowledge_base_id",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    required=False,
+    description=(
+        "The knowledge base to upload to, instead of (or equal to) the form field: "
+        "a caller who is not its editor is refused before the file is read."
+    ),
 )
 _IF_MATCH_VALUE = re.compile(r'^\s*(?:W/)?"?(\d+)"?\s*$')
 
@@ -209,6 +220,7 @@ class KnowledgeBaseListView(APIView):
 
 class DocumentListView(APIView):
     parser_classes = [MultiPartParser, FormParser]
+    permission_classes = [IsAuthenticated, MayUpload]
 
     @property
     def throttle_scope(self) -> str | None:
@@ -240,6 +252,7 @@ class DocumentListView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": DocumentUploadSerializer},
+        parameters=[UPLOAD_KNOWLEDGE_BASE],
         responses={
             201: DocumentSerializer,
             **error_responses(401, 403, 404, 413, 415, 422, 429),
@@ -247,14 +260,20 @@ class DocumentListView(APIView):
         summary="Upload a file as a new draft document",
     )
     def post(self, request):
-        # Refuse an oversized body before reading it.
+        # Refuse an oversized body before reading it (RequestBodyGuardMiddleware
+        # has refused a Content-Length that is not a number).
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
         if declared > settings.MAX_UPLOAD_BYTES + 1024 * 1024:
             raise FileTooLarge(
                 f"The upload is {declared} bytes; the limit is "
                 f"{settings.MAX_UPLOAD_BYTES} bytes."
             )
-        serializer = DocumentUploadSerializer(data=request.data)
+        serializer = DocumentUploadSerializer(
+            data=request.data,
+            context={
+                "query_knowledge_base_id": request.query_params.get("knowledge_base_id")
+            },
+        )
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         document = services.document_upload(
