@@ -1,5 +1,5 @@
-"""System checks of retrieval's settings, run by `manage.py check`, `runserver` and
-the worker at start-up."""
+"""System checks of retrieval's settings, run by `manage.py check` and `runserver`
+(processes that run none get the client's log warning instead)."""
 
 from __future__ import annotations
 
