@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import caches
+from django.core.cache.backends.db import DatabaseCache
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -22,14 +23,25 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
-def _cache_cleared_after_transactional_tests(request):
-    """The cache is a table that no flush empties: what one test's server counted
-    (login throttles, say) must not refuse the next test's requests."""
-    yield
-    marker = request.node.get_closest_marker("django_db")
-    transactional = (marker is not None and marker.kwargs.get("transaction")) or (
+def _empty_cache(request):
+    """Request rates, stream slots and login counters live in the cache, and user
+    ids and usernames repeat across tests: each test starts with none. A database
+    cache is a table, rolled back with a test's transaction but kept by a
+    transactional test (no flush empties it, and a server process commits to it),
+    so it is emptied after such a test instead."""
+    transactional = bool(
         {"transactional_db", "live_server"} & set(request.fixturenames)
     )
+    marker = request.node.get_closest_marker("django_db")
+    if marker is not None and marker.kwargs.get("transaction"):
+        transactional = True
+    elif transactional:
+        # Set up before this fixture, so its database is still there at teardown.
+        request.getfixturevalue("transactional_db")
+    for cache in caches.all():
+        if not isinstance(cache, DatabaseCache):
+            cache.clear()
+    yield
     if transactional:
         for cache in caches.all():
             cache.clear()
