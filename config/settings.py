@@ -214,6 +214,7 @@ REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS),
     "AUTH_HEADER_PREFIX": "Bearer",
 }
+
 # --- Review ---
 # Four eyes: a reviewer cannot publish a version they uploaded (rejecting is fine).
 REVIEW_REQUIRE_SECOND_PERSON = env.bool("REVIEW_REQUIRE_SECOND_PERSON", default=True)
