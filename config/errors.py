@@ -16,6 +16,8 @@ class DomainError(Exception):
     error_code = "error"
     http_status = HTTPStatus.BAD_REQUEST
     default_detail = "The request could not be completed."
+    # Seconds after which the same request may succeed: the `Retry-After` header.
+    retry_after: int | None = None
 
     def __init__(self, detail: str | None = None) -> None:
         self.detail = detail or self.default_detail
@@ -61,3 +63,10 @@ class ValidationFailed(DomainError):
 class Conflict(DomainError):
     error_code = "conflict"
     http_status = HTTPStatus.CONFLICT
+
+
+class SeparationOfDuties(PermissionDenied):
+    """Four eyes: the person who uploaded a version is not the one who publishes it."""
+
+    error_code = "separation_of_duties"
+    default_detail = "You uploaded this version; another reviewer must publish it."

@@ -20,6 +20,7 @@ _DESCRIPTIONS = {
     415: "Unsupported media type",
     422: "Validation error or empty document",
     428: "If-Match header missing",
+    429: "Too many requests (throttled) or streams (too_many_streams)",
     503: "A provider is unavailable",
 }
 

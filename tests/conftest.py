@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -14,6 +15,13 @@ from documents.models import Role
 from tests.factories import KnowledgeBaseFactory, MembershipFactory, UserFactory
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Request rates and stream slots are counted in the cache: each test starts
+    with none (user ids repeat across tests)."""
+    cache.clear()
 
 
 @pytest.fixture

@@ -285,7 +285,7 @@ class ParseSandbox:
                 processes=processes,
                 progress=progress,
             )
-            return Extracted(chunk_blocks(blocks), None)
+            return Extracted(chunk_blocks(blocks, max_chunks=limits.max_chunks), None)
         shards = _shard_count(kind, data, processes)
         requests = [
             wire.Request("chunks", kind, data, limits, (i, shards), embedder)

@@ -266,7 +266,7 @@ def _answer(
     )
     if request.operation == "blocks":
         return blocks
-    chunks = chunk_blocks(blocks)
+    chunks = chunk_blocks(blocks, max_chunks=request.limits.max_chunks)
     vectors = None
     embedder = request.embedder
     if embedder is not None and chunks:

@@ -203,7 +203,7 @@ def _decode_reply(
             if type(result) is not list:
                 raise WireError("expected a list of blocks")
             return Reply(kind, [Block.from_wire(block) for block in result])
-        return Reply(kind, _extracted_part(result, dimension))
+        return Reply(kind, _extracted_part(result, dimension, limits))
     if kind == "error":
         _, name, reason = wire_list(message, 3)
         if len(wire_str(name)) > _MAX_NAME or len(wire_str(reason)) > _MAX_REASON:
@@ -225,10 +225,14 @@ def _decode_reply(
     raise WireError("unknown message kind")
 
 
-def _extracted_part(value: object, dimension: int | None) -> ExtractedPart:
+def _extracted_part(
+    value: object, dimension: int | None, limits: ParseLimits
+) -> ExtractedPart:
     chunks_data, vectors_data, text_length = wire_list(value, 3)
     if type(chunks_data) is not list:
         raise WireError("expected a list of chunks")
+    if limits.max_chunks is not None and len(chunks_data) > limits.max_chunks:
+        raise WireError("more chunks than the limit")
     chunks = [Chunk.from_wire(chunk) for chunk in chunks_data]
     text_length = wire_int(text_length)
     if any(chunk.char_end > text_length for chunk in chunks):
