@@ -20,7 +20,14 @@ import pytest
 
 from documents.models import Document
 from ingestion import pipeline, services
-from ingestion.blocks import ParseError, ParseLimits, TooManyPages
+from ingestion.blocks import (
+    FileTooLarge,
+    ParseError,
+    ParseLimits,
+    TextTooLarge,
+    TooManyChunks,
+    TooManyPages,
+)
 from ingestion.models import IngestionTask
 from ingestion.sandbox import (
     ParseSandbox,
@@ -224,9 +231,12 @@ def test_a_valid_reply_from_the_hook_is_taken(sandbox):
 
 
 def test_parse_errors_travel_by_name_and_unknown_names_are_generic(sandbox):
-    named = pack(["error", "ingestion.blocks.TooManyPages", "too many"])
-    with pytest.raises(TooManyPages, match="too many"):
-        extract(sandbox, RawSender(named))
+    for cls in (TooManyPages, TooManyChunks, TextTooLarge, FileTooLarge):
+        named = pack(["error", f"ingestion.blocks.{cls.__name__}", "too many"])
+        with pytest.raises(cls, match="too many") as raised:
+            extract(sandbox, RawSender(named))
+        assert type(raised.value) is cls
+        sandbox.stop()  # the hook's parser exits after its one answer
 
     for name in (
         "builtins.SystemExit",
@@ -236,6 +246,7 @@ def test_parse_errors_travel_by_name_and_unknown_names_are_generic(sandbox):
         with pytest.raises(ParseError) as raised:
             extract(sandbox, RawSender(pack(["error", name, "odd"])))
         assert type(raised.value) is ParseError
+        sandbox.stop()
 
 
 def test_the_exec_fallback_also_starts_parsers_without_secrets(monkeypatch):
