@@ -367,6 +367,14 @@ OCR_MIN_CONFIDENCE = env.float("OCR_MIN_CONFIDENCE", default=0.8)
 # Parser processes per worker: a PDF's pages are shared among them (each one has
 # INGESTION_PARSE_MEMORY_BYTES of its own); other kinds use one.
 INGESTION_PARSE_PROCESSES = env.int("INGESTION_PARSE_PROCESSES", default=2)
+# The parser sandbox (docs/security.md): parsers run as this user when the worker
+# is root (empty: as the worker), see only an allow-listed environment plus these
+# variables, and a reply above INGESTION_PARSE_REPLY_MAX_BYTES is refused unread.
+INGESTION_PARSER_USER = env("INGESTION_PARSER_USER", default="")
+INGESTION_PARSER_ENV = env.list("INGESTION_PARSER_ENV", default=[])
+INGESTION_PARSE_REPLY_MAX_BYTES = env.int(
+    "INGESTION_PARSE_REPLY_MAX_BYTES", default=256 * 1024 * 1024
+)
 INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES = env.int(
     "INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES", default=256 * 1024 * 1024
 )

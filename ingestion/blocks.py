@@ -47,6 +47,74 @@ class Block:
     # text the file itself holds.
     ocr_confidence: float | None = None
 
+    def to_wire(self) -> list:
+        """Plain data for the parser-to-worker pipe (`ingestion/sandbox/wire.py`)."""
+        return [
+            self.text,
+            list(self.heading_path),
+            self.page,
+            self.kind,
+            self.table_header,
+            self.ocr_confidence,
+        ]
+
+    @classmethod
+    def from_wire(cls, value: object) -> Block:
+        """A block from `to_wire` data sent by a parser process; WireError if the
+        data is not exactly that shape."""
+        fields = wire_list(value, 6)
+        text, heading_path, page, kind, table_header, ocr_confidence = fields
+        if kind not in BLOCK_KINDS:
+            raise WireError("unknown block kind")
+        return cls(
+            text=wire_str(text),
+            heading_path=wire_strings(heading_path),
+            page=wire_page(page),
+            kind=kind,
+            table_header=wire_str(table_header),
+            ocr_confidence=wire_confidence(ocr_confidence),
+        )
+
+
+class WireError(ValueError):
+    """Data from a parser process that is not what the protocol allows."""
+
+
+def wire_list(value: object, length: int) -> list:
+    if type(value) is not list or len(value) != length:
+        raise WireError(f"expected a list of {length}")
+    return value
+
+
+def wire_str(value: object) -> str:
+    if type(value) is not str:
+        raise WireError("expected a string")
+    return value
+
+
+def wire_int(value: object, *, minimum: int = 0) -> int:
+    if type(value) is not int or value < minimum:
+        raise WireError(f"expected an integer of at least {minimum}")
+    return value
+
+
+def wire_strings(value: object) -> tuple[str, ...]:
+    if type(value) is not list:
+        raise WireError("expected a list of strings")
+    return tuple(wire_str(item) for item in value)
+
+
+def wire_page(value: object) -> int | None:
+    return None if value is None else wire_int(value, minimum=1)
+
+
+def wire_confidence(value: object) -> float | None:
+    if value is None:
+        return None
+    if type(value) is not float or not (0.0 <= value <= 1.0):
+        raise WireError("expected a confidence between 0 and 1")
+    return value
+
 
 class ParseError(Exception):
     """The document cannot be read; `reason` is short and safe to show to users."""

@@ -32,7 +32,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from ingestion.blocks import CJK_CLASS, HEADING, Block, check_chunk_count
+from ingestion.blocks import (
+    CJK_CLASS,
+    HEADING,
+    Block,
+    WireError,
+    check_chunk_count,
+    wire_confidence,
+    wire_int,
+    wire_list,
+    wire_page,
+    wire_str,
+    wire_strings,
+)
 
 SEPARATOR = "\n\n"
 
@@ -67,6 +79,36 @@ class Chunk:
     char_end: int
     # The OCR confidence of the page the chunk starts on; None if not from OCR.
     ocr_confidence: float | None = None
+
+    def to_wire(self) -> list:
+        """Plain data for the parser-to-worker pipe (`ingestion/sandbox/wire.py`)."""
+        return [
+            self.ordinal,
+            self.text,
+            list(self.heading_path),
+            self.page,
+            self.char_start,
+            self.char_end,
+            self.ocr_confidence,
+        ]
+
+    @classmethod
+    def from_wire(cls, value: object) -> Chunk:
+        """A chunk from `to_wire` data sent by a parser process; WireError if the
+        data is not exactly that shape (offsets in order included)."""
+        ordinal, text, heading_path, page, start, end, confidence = wire_list(value, 7)
+        chunk = cls(
+            ordinal=wire_int(ordinal),
+            text=wire_str(text),
+            heading_path=wire_strings(heading_path),
+            page=wire_page(page),
+            char_start=wire_int(start),
+            char_end=wire_int(end),
+            ocr_confidence=wire_confidence(confidence),
+        )
+        if chunk.char_end < chunk.char_start:
+            raise WireError("chunk offsets out of order")
+        return chunk
 
 
 def full_text(blocks: Sequence[Block]) -> str:

@@ -43,7 +43,16 @@ from .blocks import (
     check_text_length,
 )
 from .models import ErrorCode, TaskStage
-from .sandbox import Extracted, ParseSandbox, ParseTimeout, shared_sandbox
+from .sandbox import (
+    Extracted,
+    ParseSandbox,
+    ParseTimeout,
+    SandboxOptions,
+    configure,
+    memory_limit_problem,
+    parser_account,
+    shared_sandbox,
+)
 from .services import TaskClaim, TaskLost
 
 logger = logging.getLogger(__name__)
@@ -94,8 +103,36 @@ def parse_memory_bytes() -> int | None:
     return settings.INGESTION_PARSE_MEMORY_BYTES or None
 
 
+def configure_parsers() -> None:
+    """Have this process's parsers start as the settings say (user, environment,
+    reply size); does nothing when they already do."""
+    configure(
+        SandboxOptions(
+            user=settings.INGESTION_PARSER_USER,
+            passed_variables=tuple(settings.INGESTION_PARSER_ENV),
+            reply_max_bytes=settings.INGESTION_PARSE_REPLY_MAX_BYTES,
+        )
+    )
+
+
+def check_parsers() -> None:
+    """At a worker's start-up: SandboxError when the parsers cannot run as the
+    settings say; a warning when their memory limit cannot be applied."""
+    parser_account(settings.INGESTION_PARSER_USER)
+    problem = memory_limit_problem(parse_memory_bytes())
+    if problem:
+        logger.warning(
+            "parser memory limit cannot be applied: %s; parsers run without "
+            "INGESTION_PARSE_MEMORY_BYTES=%s",
+            problem,
+            parse_memory_bytes(),
+        )
+    configure_parsers()
+
+
 def warm_parser() -> None:
     """Get this process's parsers ready ahead of the first task, without waiting."""
+    configure_parsers()
     shared_sandbox().prepare(
         memory_bytes=parse_memory_bytes(),
         processes=settings.INGESTION_PARSE_PROCESSES,
@@ -105,6 +142,7 @@ def warm_parser() -> None:
 def start_parsers() -> None:
     """Have this process's parsers running (started, or restarted after a kill), so
     that the next task does not wait for them; does nothing when they are."""
+    configure_parsers()
     shared_sandbox().start(
         memory_bytes=parse_memory_bytes(),
         processes=settings.INGESTION_PARSE_PROCESSES,
@@ -124,6 +162,7 @@ class IngestionPipeline:
         self.on_progress = on_progress or (lambda stage, done, total: None)
         self.interrupt = interrupt
         self.sandbox = sandbox or shared_sandbox()
+        configure_parsers()
         self.embedder = get_embedder()
         self.batch_size = settings.INGESTION_EMBED_BATCH
         self.progress_interval = settings.INGESTION_PROGRESS_INTERVAL_SECONDS

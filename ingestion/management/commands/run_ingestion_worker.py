@@ -9,6 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from config.arguments import positive_float, positive_int
 from ingestion.models import IngestionTask
+from ingestion.pipeline import check_parsers
+from ingestion.sandbox import SandboxError
 from ingestion.wakeups import WAKE_MODES, make_waiter
 from ingestion.worker import Worker
 
@@ -62,6 +64,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        try:
+            check_parsers()
+        except SandboxError as error:
+            raise CommandError(str(error)) from error
         task_id = options["task_id"]
         if (
             task_id is not None

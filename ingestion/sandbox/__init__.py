@@ -1,7 +1,8 @@
-"""Parsing in child processes, so a pathological file cannot hang or exhaust a worker.
+"""Parsing in child processes, so a pathological file cannot hang or exhaust a worker,
+and a parsing library made to run code by a hostile file cannot reach the worker.
 
 Each worker process keeps warm parser processes (one per parallel shard) and talks
-to them over pipes:
+to them over sockets, in plain checked data (`wire.py`: never a pickle from a parser):
 
     worker: send (operation, kind, data, limits, shard[, embedder]) to each parser
             it uses -> wait for the replies, up to the time limit, calling
@@ -17,43 +18,52 @@ chunks its run and, with an embedder that can run anywhere (the local hashing on
 embeds it, so parsing, chunking and embedding all use every core. Other kinds go to
 the first parser alone, which chunks and embeds them too.
 
-A parser is forked from a small server process that the worker starts once and that
-has imported the parsing libraries ("forkserver", where the platform has it, else
-"spawn"): a clean process (no inherited threads, locks or database connections),
-ready in milliseconds instead of the third of a second an import takes, which counts
-at a cron-started worker's start and after a parser was killed. It caps its own
-address space (RLIMIT_AS), ignores SIGTERM/SIGINT (the worker decides when it stops)
-and exits when the worker is gone. A timeout, a memory
-error, a crash or an interruption kills the parsers still busy; the next parse starts
-fresh ones. This module does not touch Django, so the parser processes stay small.
+A parser is forked from a small server process (`server.py`) that the worker starts
+once, exec'd with an allow-listed environment and no inherited descriptors, and that
+has imported the parsing libraries (`processes.py`): a clean process (no secrets, no
+threads, locks or database connections), ready in milliseconds instead of the third
+of a second an import takes. It caps its own address space (RLIMIT_AS), ignores
+SIGTERM/SIGINT (the worker decides when it stops) and exits when the worker is gone.
+A timeout, a memory error, a crash, a reply that breaks the protocol or an
+interruption kills the parsers still busy; the next parse starts fresh ones. This
+package does not touch Django, so the parser processes stay small.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import logging
-import multiprocessing
 import os
 import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
 
-from .blocks import Block, FileTooLarge, ParseError, ParseLimits
-from .chunking import Chunk, chunk_blocks, full_text, join_chunk_runs
+from ..blocks import Block, FileTooLarge, ParseError, ParseLimits
+from ..chunking import Chunk, chunk_blocks, join_chunk_runs
+from . import wire
+from .channel import Channel, MessageTooLarge
+from .processes import (
+    ParserProcess,
+    ParserServer,
+    SandboxError,
+    SandboxOptions,
+    memory_limit_problem,
+    parser_account,
+)
+from .server import OUT_OF_MEMORY_EXIT, POLL_SECONDS
+from .wire import ReplyRejected
 
 if TYPE_CHECKING:
     import numpy as np
 
     from retrieval.embeddings import Embedder
 
-POLL_SECONDS = 0.1
-OUT_OF_MEMORY_EXIT = 75  # a parser that could not even read its request
+logger = logging.getLogger(__name__)
+
 ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
 PAGE_SHARDED_KINDS = frozenset({"pdf"})
 HEADING_SHARDED_KINDS = frozenset({"docx"})
@@ -61,19 +71,25 @@ HEADING_SHARDED_KINDS = frozenset({"docx"})
 # 3 MB of XML) a second process saves less than it costs.
 HEADING_SHARD_MIN_BYTES = 256 * 1024
 
-
-def _context() -> multiprocessing.context.BaseContext:
-    # The embedder's numpy needs no BLAS threads in a parser, and each one would map
-    # a stack and buffers (20 MB here, a gigabyte on a 64-core host) into an address
-    # space capped by RLIMIT_AS. Read by the fork server or spawned parser at start.
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    # Read when the server starts (once per worker); later calls change nothing.
-    context.set_forkserver_preload(["ingestion.formats", "retrieval.embeddings"])
-    return context
+__all__ = [
+    "ERROR_GRACE",
+    "HEADING_SHARDED_KINDS",
+    "HEADING_SHARD_MIN_BYTES",
+    "OUT_OF_MEMORY_EXIT",
+    "PAGE_SHARDED_KINDS",
+    "POLL_SECONDS",
+    "Extracted",
+    "ParseSandbox",
+    "ParseTimeout",
+    "ParserProcessError",
+    "ReplyRejected",
+    "SandboxError",
+    "SandboxOptions",
+    "configure",
+    "memory_limit_problem",
+    "parser_account",
+    "shared_sandbox",
+]
 
 
 class ParseTimeout(ParseError):
@@ -93,54 +109,41 @@ class Extracted:
     vectors: np.ndarray | None
 
 
-@dataclass(frozen=True)
-class _ExtractedPart:
-    """One parser's share: chunks, vectors and the length of its `full_text`."""
-
-    chunks: list[Chunk]
-    vectors: np.ndarray | None
-    text_length: int
-
-
 class _Parser:
     """One parser process and the worker's end of its pipe."""
 
-    def __init__(self) -> None:
-        self.process: multiprocessing.process.BaseProcess | None = None
-        self.conn: Connection | None = None
+    def __init__(self, server: ParserServer) -> None:
+        self.server = server
+        self.process: ParserProcess | None = None
+        self.conn: Channel | None = None
         self.memory_bytes: int | None = None
 
-    def start(self, *, memory_bytes: int | None) -> Connection:
+    def start(self, *, memory_bytes: int | None) -> Channel:
         if (
             self.conn is not None
             and self.process is not None
             and self.process.is_alive()
             and self.memory_bytes == memory_bytes
+            # An idle parser has nothing to say: one that does (a second answer,
+            # or EOF) is not reused.
+            and not wait([self.conn], 0)
         ):
             return self.conn
         self.stop()
-        context = _context()
-        parent_end, child_end = context.Pipe()
         # Django's logging settings are not loaded there: carry pdfminer's level over.
-        pdfminer_level = logging.getLogger("pdfminer").getEffectiveLevel()
-        process = context.Process(
-            target=_serve,
-            args=(child_end, memory_bytes, os.getpid(), pdfminer_level),
-            name="curator-parser",
-            daemon=True,
+        self.process, self.conn = self.server.start_parser(
+            memory_bytes=memory_bytes,
+            worker_pid=os.getpid(),
+            pdfminer_level=logging.getLogger("pdfminer").getEffectiveLevel(),
         )
-        process.start()
-        child_end.close()
-        self.process, self.conn = process, parent_end
         self.memory_bytes = memory_bytes
-        return parent_end
+        return self.conn
 
     def stop(self) -> None:
         if self.conn is not None:
             self.conn.close()
         if self.process is not None:
-            if self.process.is_alive():
-                self.process.kill()
+            self.process.kill()
             self.process.join(timeout=5)
         self.process = self.conn = None
 
@@ -156,17 +159,30 @@ class _Parser:
                 "the parser was killed, most likely for using too much memory"
             )
         if exitcode == OUT_OF_MEMORY_EXIT:
-            return FileTooLarge(
-                f"parsing needed more than the {self.memory_bytes // 2**20} MiB "
-                "memory limit"
-                if self.memory_bytes
-                else "parsing ran out of memory"
-            )
+            return _out_of_memory(self.memory_bytes)
         return ParseError(f"the parser stopped unexpectedly ({exitcode})")
 
 
+def _out_of_memory(memory_bytes: int | None) -> FileTooLarge:
+    return FileTooLarge(
+        f"parsing needed more than the {memory_bytes // 2**20} MiB memory limit"
+        if memory_bytes
+        else "parsing ran out of memory"
+    )
+
+
+_server = ParserServer()
+
+
+def configure(options: SandboxOptions) -> None:
+    """How this process's parsers start (user, passed variables) and what the
+    worker reads of them."""
+    _server.configure(options)
+
+
 class ParseSandbox:
-    def __init__(self) -> None:
+    def __init__(self, server: ParserServer | None = None) -> None:
+        self.server = server or _server
         self._parsers: list[_Parser] = []
 
     def start(self, *, memory_bytes: int | None, processes: int = 1) -> None:
@@ -174,13 +190,11 @@ class ParseSandbox:
         self._parsers_for(processes, memory_bytes)
 
     def prepare(self, *, memory_bytes: int | None, processes: int = 1) -> None:
-        """Get ready without waiting: start the fork server (it imports the parsers
-        beside the worker's own start-up; parsers are forked from it when first
-        needed), or, without one, the parsers themselves."""
-        if _context().get_start_method() == "forkserver":
-            from multiprocessing import forkserver
-
-            forkserver.ensure_running()
+        """Get ready without waiting: start the parser server (it imports the
+        parsers beside the worker's own start-up; parsers are forked from it when
+        first needed), or, without fork, the parsers themselves."""
+        if self.server.start_method == "fork":
+            self.server.ensure_running()
         else:
             self.start(memory_bytes=memory_bytes, processes=processes)
 
@@ -189,7 +203,7 @@ class ParseSandbox:
             parser.stop()
 
     @staticmethod
-    def _send(parser: _Parser, request: tuple, busy: dict[Connection, int]) -> None:
+    def _send(parser: _Parser, request: bytes, busy: dict[Channel, int]) -> None:
         """Send `request`; a parser found dead (it died idle) is restarted once."""
         for attempt in range(2):
             try:
@@ -205,7 +219,7 @@ class ParseSandbox:
 
     def _parsers_for(self, count: int, memory_bytes: int | None) -> list[_Parser]:
         while len(self._parsers) < count:
-            self._parsers.append(_Parser())
+            self._parsers.append(_Parser(self.server))
         for parser in self._parsers[:count]:
             parser.start(memory_bytes=memory_bytes)
         return self._parsers[:count]
@@ -224,7 +238,10 @@ class ParseSandbox:
     ) -> list[Block]:
         """Blocks of the document, or ParseError (ParseTimeout, FileTooLarge, ...)."""
         shards = _shard_count(kind, data, processes)
-        requests = [("blocks", kind, data, limits, (i, shards)) for i in range(shards)]
+        requests = [
+            wire.Request("blocks", kind, data, limits, (i, shards))
+            for i in range(shards)
+        ]
         parts = self._run(
             requests,
             timeout=timeout,
@@ -271,9 +288,10 @@ class ParseSandbox:
             return Extracted(chunk_blocks(blocks, max_chunks=limits.max_chunks), None)
         shards = _shard_count(kind, data, processes)
         requests = [
-            ("chunks", kind, data, limits, (i, shards), embedder) for i in range(shards)
+            wire.Request("chunks", kind, data, limits, (i, shards), embedder)
+            for i in range(shards)
         ]
-        parts: list[_ExtractedPart] = self._run(
+        parts: list[wire.ExtractedPart] = self._run(
             requests,
             timeout=timeout,
             memory_bytes=memory_bytes,
@@ -290,7 +308,7 @@ class ParseSandbox:
 
     def _run(
         self,
-        requests: list[tuple],
+        requests: list[wire.Request],
         *,
         timeout: float,
         memory_bytes: int | None,
@@ -302,44 +320,71 @@ class ParseSandbox:
         `progress(done, total)` hears the pages read by all of them together."""
         shards = len(requests)
         parsers = self._parsers_for(shards, memory_bytes)
+        first = requests[0]
+        embedder = first.embedder
+        read = {
+            "operation": first.operation,
+            "dimension": None if embedder is None else embedder.dimension,
+            "limits": first.limits,
+        }
+        max_extensions = first.limits.max_ocr_pages
         deadline = time.monotonic() + timeout
         # A parser is "busy" from before its request is sent until its whole reply
         # is read: whatever interrupts that leaves a half-written request or an
         # unread reply in its pipe, so it is stopped rather than reused.
-        busy: dict[Connection, int] = {}
-        replies: list[tuple[str, object] | None] = [None] * shards
+        busy: dict[Channel, int] = {}
+        replies: list[wire.Reply | None] = [None] * shards
         pages: dict[int, tuple[int, int]] = {}  # per shard: (read, of)
+        extensions = [0] * shards
         try:
             for index, (parser, request) in enumerate(
                 zip(parsers, requests, strict=True)
             ):
                 busy[parser.conn] = index
-                self._send(parser, request, busy)
+                self._send(parser, wire.encode_request(request), busy)
             while busy:
                 for conn in wait(list(busy), timeout=POLL_SECONDS):
                     index = busy[conn]
                     try:
-                        reply = conn.recv()
+                        reply = wire.decode_reply(
+                            conn.recv(self.server.options.reply_max_bytes), **read
+                        )
                     except (EOFError, OSError):
                         del busy[conn]
                         raise parsers[index].crash_error() from None
-                    if reply[0] == "time":  # bounded by the OCR page limits
-                        deadline += reply[1]
+                    except (MessageTooLarge, ReplyRejected) as error:
+                        logger.warning(
+                            "parser reply refused, parser stopped (%s)",
+                            type(error).__name__,
+                        )
+                        raise ReplyRejected(
+                            "the parser sent a reply that is not valid"
+                        ) from None
+                    if reply.kind == "time":  # bounded by the OCR page limits
+                        extensions[index] += 1
+                        if max_extensions is not None and (
+                            extensions[index] > max_extensions
+                        ):
+                            raise ReplyRejected(
+                                "the parser asked for more time than its OCR "
+                                "pages allow"
+                            )
+                        deadline += reply.value
                         continue
-                    if reply[0] == "progress":
-                        pages[index] = reply[1]
+                    if reply.kind == "progress":
+                        pages[index] = reply.value
                         if len(pages) == shards:  # each has said how many it reads
                             progress(*map(sum, zip(*pages.values(), strict=True)))
                         continue
                     replies[index] = reply
                     del busy[conn]
-                    if replies[index][0] != "ok":
+                    if reply.kind != "ok":
                         # Errors such as a password or too many pages come from
                         # every shard at once: a moment for the others to answer
                         # keeps them warm; past it they are stopped.
                         deadline = min(deadline, time.monotonic() + ERROR_GRACE)
                 if busy:
-                    if any(r is not None and r[0] != "ok" for r in replies):
+                    if any(r is not None and r.kind != "ok" for r in replies):
                         if time.monotonic() >= deadline:
                             break
                         continue
@@ -349,7 +394,8 @@ class ParseSandbox:
                             f"parsing took longer than {timeout:g} s, the limit"
                         )
         except BaseException:
-            # Timed out, crashed or interrupted: the parsers still busy start afresh.
+            # Timed out, crashed, misbehaved or interrupted: the parsers still busy
+            # start afresh.
             for index in busy.values():
                 parsers[index].stop()
             raise
@@ -359,20 +405,14 @@ class ParseSandbox:
         for index, reply in enumerate(replies):
             if reply is None:
                 continue
-            outcome, value = reply
-            if outcome == "memory":
+            if reply.kind == "memory":
                 parsers[index].stop()
-                raise FileTooLarge(
-                    f"parsing needed more than the {memory_bytes // 2**20} MiB "
-                    "memory limit"
-                    if memory_bytes
-                    else "parsing ran out of memory"
-                )
-            if outcome == "failed":
-                raise ParserProcessError(f"{value} in the parser process")
-            if outcome != "ok":
-                raise value
-            results.append(value)
+                raise _out_of_memory(memory_bytes)
+            if reply.kind == "failed":
+                raise ParserProcessError(f"{reply.value} in the parser process")
+            if reply.kind == "error":
+                raise reply.value
+            results.append(reply.value)
         return results
 
 
@@ -385,157 +425,14 @@ def _shard_count(kind: str, data: bytes, processes: int) -> int:
 
 
 _shared = ParseSandbox()
-atexit.register(_shared.stop)
+
+
+@atexit.register
+def _stop_everything() -> None:
+    _shared.stop()
+    _server.stop()
 
 
 def shared_sandbox() -> ParseSandbox:
     """This process's parsers (one worker per process, so one sandbox)."""
     return _shared
-
-
-# --- the parser process -------------------------------------------------------------
-
-
-def _serve(
-    conn: Connection, memory_bytes: int | None, worker_pid: int, pdfminer_level: int
-) -> None:
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, signal.SIG_IGN)
-    logging.getLogger("pdfminer").setLevel(pdfminer_level)
-    threading.Thread(target=_exit_with_worker, args=(worker_pid,), daemon=True).start()
-    if memory_bytes:
-        _limit_address_space(memory_bytes)
-    while True:
-        try:
-            request = conn.recv()
-        except (EOFError, OSError):
-            return
-        except MemoryError:
-            # Part of the request is still in the pipe, and the worker may still be
-            # writing it: answering would deadlock both. Exit; it reads the code.
-            os._exit(OUT_OF_MEMORY_EXIT)
-        except Exception as error:  # read whole, but it does not unpickle here
-            conn.send(("failed", type(error).__name__))
-            continue
-        # What the answer was built from is freed after it is sent (a large
-        # document's tree takes tens of milliseconds), while the worker reads it.
-        retained: list = []
-        try:
-            progress, more_time = _reporters(conn)
-            reply = (
-                "ok",
-                _answer(
-                    *request, retain=retained, progress=progress, more_time=more_time
-                ),
-            )
-        except MemoryError:
-            reply = ("memory", None)
-        except ParseError as error:
-            reply = ("error", error)
-        except Exception as error:  # chunking or embedding: not the file's fault
-            reply = ("failed", type(error).__name__)
-        del request
-        try:
-            try:
-                conn.send(reply)
-            except MemoryError:
-                retained.clear()  # the tree kept for later goes now, and once more
-                conn.send(reply)
-        except MemoryError:
-            conn.send(("memory", None))
-        except (BrokenPipeError, OSError):
-            return
-        del reply, retained
-
-
-# Embedders kept for the life of the parser: a warm feature cache.
-_embedders: dict[tuple[type, str], Embedder] = {}
-_EMBED_SLICE = 256  # texts per embed() call, to bound its temporary arrays
-
-
-def _answer(
-    operation: str,
-    kind: str,
-    data: bytes,
-    limits: ParseLimits,
-    shard: tuple[int, int],
-    embedder: Embedder | None = None,
-    *,
-    retain: list,
-    progress: Callable[[int, int], None],
-    more_time: Callable[[float], None],
-) -> list[Block] | _ExtractedPart:
-    from .formats import parse_document  # here only: the worker never needs it
-
-    blocks = parse_document(
-        kind,
-        data,
-        limits,
-        shard=shard,
-        retain=retain,
-        progress=progress,
-        more_time=more_time,
-    )
-    if operation == "blocks":
-        return blocks
-    chunks = chunk_blocks(blocks, max_chunks=limits.max_chunks)
-    vectors = None
-    if embedder is not None and chunks:
-        import numpy as np
-
-        embedder = _embedders.setdefault((type(embedder), embedder.name), embedder)
-        texts = [chunk.text for chunk in chunks]
-        vectors = np.concatenate(
-            [
-                embedder.embed(texts[start : start + _EMBED_SLICE])
-                for start in range(0, len(texts), _EMBED_SLICE)
-            ]
-        )
-    return _ExtractedPart(chunks, vectors, len(full_text(blocks)))
-
-
-def _reporters(
-    conn: Connection,
-) -> tuple[Callable[[int, int], None], Callable[[float], None]]:
-    """`progress` sends the pages read so far, at most every POLL_SECONDS;
-    `more_time` asks the worker to wait that much longer (before an OCR page)."""
-    last = 0.0
-
-    def progress(done: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if done == total or now - last >= POLL_SECONDS:
-            last = now
-            conn.send(("progress", (done, total)))
-
-    def more_time(seconds: float) -> None:
-        conn.send(("time", float(seconds)))
-
-    return progress, more_time
-
-
-def _limit_address_space(memory_bytes: int) -> None:
-    with contextlib.suppress(ImportError, ValueError, OSError):
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-
-
-def _exit_with_worker(worker_pid: int) -> None:
-    # A worker killed with SIGKILL cannot stop us; do not outlive it. Our parent is
-    # the worker or its fork server, which exits with the worker: either way we are
-    # orphaned when the worker is gone.
-    parent = os.getppid()
-    while os.getppid() == parent and _running(worker_pid):
-        time.sleep(1)
-    os._exit(0)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

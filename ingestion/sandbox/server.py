@@ -1,0 +1,336 @@
+"""The parser server and its parser processes, each in a clean interpreter.
+
+The worker starts the server once (`processes.ParserServer`) with an allow-listed
+environment, only its control socket open, and (when asked) as another user. The
+server imports the parsing libraries and waits; for each parser the worker sends it
+one end of a fresh socket pair, and the server forks a parser on it (or, where there
+is no fork, starts a fresh interpreter) and tells the worker its pid, later its exit
+code. A parser keeps only its socket (as fd 3) besides stdin (/dev/null), stdout
+(/dev/null) and stderr, caps its own address space, ignores SIGTERM/SIGINT (the
+worker decides when it stops) and exits when the worker is gone.
+
+Control messages, one JSON object a line: worker -> server `{"memory_bytes",
+"worker_pid", "pdfminer_level"}` with the socket attached; server -> worker
+`{"started": pid}`, `{"refused": exception type}`, `{"exited": pid, "code": code}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from ..blocks import ParseError
+from ..chunking import chunk_blocks, full_text
+from . import wire
+from .channel import Channel
+
+OUT_OF_MEMORY_EXIT = 75  # a parser that could not even read its request
+PARSER_FD = 3
+POLL_SECONDS = 0.1
+
+# Run with `python -I -c`: no environment-driven start-up, sys.path as the worker's.
+BOOTSTRAP = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1])['path']; "
+    "from ingestion.sandbox.server import {entry}; {entry}(json.loads(sys.argv[1]))"
+)
+
+
+def main(config: dict) -> None:
+    """The server: `config` holds `path`, `control` (fd), `preload`, `start`."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
+    control = socket.socket(fileno=config["control"])
+    os.set_inheritable(control.fileno(), False)
+    if config["start"] == "fork":
+        for module in config["preload"]:
+            importlib.import_module(module)
+    _Server(control, config).run()
+
+
+class _Server:
+    def __init__(self, control: socket.socket, config: dict) -> None:
+        self.control = control
+        self.config = config
+        self.children: set[int] = set()
+
+    def run(self) -> None:
+        wake_r, wake_w = os.pipe()
+        for fd in (wake_r, wake_w):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        self.wake = (wake_r, wake_w)
+        while True:
+            ready, _, _ = select.select([self.control, wake_r], [], [])
+            if wake_r in ready:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(wake_r, 512):
+                        pass
+            self._reap()
+            if self.control in ready:
+                message, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
+                if not message:  # the worker is gone
+                    self._kill_children()
+                    os._exit(0)
+                self._start_parser(json.loads(message), fds)
+
+    def _reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not pid:
+                return
+            self.children.discard(pid)
+            self._say({"exited": pid, "code": os.waitstatus_to_exitcode(status)})
+
+    def _start_parser(self, request: dict, fds: list[int]) -> None:
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            self._say({"refused": "ValueError"})
+            return
+        try:
+            if self.config["start"] == "fork":
+                pid = self._fork(fds[0], request)
+            else:
+                pid = self._exec(fds[0], request)
+        except OSError as error:  # no memory or no processes left
+            self._say({"refused": type(error).__name__})
+            return
+        finally:
+            os.close(fds[0])
+        self.children.add(pid)
+        self._say({"started": pid})
+
+    def _fork(self, fd: int, request: dict) -> int:
+        pid = os.fork()
+        if pid:
+            return pid
+        code = 1
+        try:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            self.control.detach()  # its fd is closed below, never by this object
+            _keep_only(fd)
+            parser(request)
+            code = 0
+        finally:
+            os._exit(code)
+
+    def _exec(self, fd: int, request: dict) -> int:
+        config = {**request, "path": sys.path, "fd": fd}
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and code
+            [
+                sys.executable,
+                "-I",
+                "-c",
+                BOOTSTRAP.format(entry="exec_parser"),
+                json.dumps(config),
+            ],
+            pass_fds=(fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        process.returncode = 0  # reaped by _reap, not by this object
+        return process.pid
+
+    def _say(self, message: dict) -> None:
+        try:
+            self.control.sendall(json.dumps(message).encode() + b"\n")
+        except OSError:
+            self._kill_children()
+            os._exit(0)
+
+    def _kill_children(self) -> None:
+        for pid in self.children:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _keep_only(fd: int) -> None:
+    """Leave stdin, stdout, stderr and `fd` (as PARSER_FD) open, nothing else."""
+    if fd != PARSER_FD:
+        os.dup2(fd, PARSER_FD)
+    os.closerange(PARSER_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    null = os.open(os.devnull, os.O_RDWR)
+    for standard in (0, 1):
+        os.dup2(null, standard)
+    os.close(null)
+
+
+def exec_parser(config: dict) -> None:
+    """A parser in a fresh interpreter (where there is no fork)."""
+    _keep_only(config["fd"])
+    parser(config)
+
+
+# --- a parser process ---------------------------------------------------------------
+
+
+def parser(request: dict) -> None:
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_IGN)
+    logging.getLogger("pdfminer").setLevel(request["pdfminer_level"])
+    threading.Thread(
+        target=_exit_with_worker, args=(request["worker_pid"],), daemon=True
+    ).start()
+    if request["memory_bytes"]:
+        _limit_address_space(request["memory_bytes"])
+    serve(Channel(socket.socket(fileno=PARSER_FD)))
+
+
+def serve(conn: Channel) -> None:
+    while True:
+        try:
+            data = conn.recv()
+        except (EOFError, OSError):
+            return
+        except MemoryError:
+            # Part of the request is still in the pipe, and the worker may still be
+            # writing it: answering would deadlock both. Exit; it reads the code.
+            os._exit(OUT_OF_MEMORY_EXIT)
+        try:
+            request = wire.decode_request(data)
+        except MemoryError:
+            conn.send(wire.MEMORY)
+            continue
+        except Exception as error:  # read whole, but not understood here
+            conn.send(wire.encode_failed(error))
+            continue
+        del data
+        # What the answer was built from is freed after it is sent (a large
+        # document's tree takes tens of milliseconds), while the worker reads it.
+        retained: list = []
+        try:
+            progress, more_time = _reporters(conn)
+            result = _answer(
+                request, retain=retained, progress=progress, more_time=more_time
+            )
+            reply = wire.encode_result(request.operation, result)
+            del result
+        except MemoryError:
+            reply = wire.MEMORY
+        except ParseError as error:
+            reply = wire.encode_error(error)
+        except Exception as error:  # chunking or embedding: not the file's fault
+            reply = wire.encode_failed(error)
+        del request
+        try:
+            try:
+                conn.send(reply)
+            except MemoryError:
+                retained.clear()  # the tree kept for later goes now, and once more
+                conn.send(reply)
+        except MemoryError:
+            conn.send(wire.MEMORY)
+        except (BrokenPipeError, OSError):
+            return
+        del reply, retained
+
+
+# Embedders kept for the life of the parser: a warm feature cache.
+_embedders: dict = {}
+_EMBED_SLICE = 256  # texts per embed() call, to bound its temporary arrays
+
+
+def _answer(
+    request: wire.Request,
+    *,
+    retain: list,
+    progress: Callable[[int, int], None],
+    more_time: Callable[[float], None],
+):
+    from ..formats import parse_document  # here only: the worker never needs it
+
+    blocks = parse_document(
+        request.kind,
+        request.data,
+        request.limits,
+        shard=request.shard,
+        retain=retain,
+        progress=progress,
+        more_time=more_time,
+    )
+    if request.operation == "blocks":
+        return blocks
+    chunks = chunk_blocks(blocks, max_chunks=request.limits.max_chunks)
+    vectors = None
+    embedder = request.embedder
+    if embedder is not None and chunks:
+        import numpy as np
+
+        embedder = _embedders.setdefault((type(embedder), embedder.name), embedder)
+        texts = [chunk.text for chunk in chunks]
+        vectors = np.concatenate(
+            [
+                embedder.embed(texts[start : start + _EMBED_SLICE])
+                for start in range(0, len(texts), _EMBED_SLICE)
+            ]
+        )
+    return wire.ExtractedPart(chunks, vectors, len(full_text(blocks)))
+
+
+def _reporters(
+    conn: Channel,
+) -> tuple[Callable[[int, int], None], Callable[[float], None]]:
+    """`progress` sends the pages read so far, at most every POLL_SECONDS;
+    `more_time` asks the worker to wait that much longer (before an OCR page)."""
+    last = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if done == total or now - last >= POLL_SECONDS:
+            last = now
+            conn.send(wire.encode_progress(done, total))
+
+    def more_time(seconds: float) -> None:
+        conn.send(wire.encode_time(seconds))
+
+    return progress, more_time
+
+
+def _limit_address_space(memory_bytes: int) -> None:
+    # The worker has said at start-up whether this can work (memory_limit_problem).
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ImportError, ValueError, OSError) as error:
+        print(
+            f"curator parser: memory limit not applied ({type(error).__name__})",
+            file=sys.stderr,
+        )
+
+
+def _exit_with_worker(worker_pid: int) -> None:
+    # A worker killed with SIGKILL cannot stop us; do not outlive it. Our parent is
+    # the server, which exits with the worker: either way we are orphaned when the
+    # worker is gone.
+    parent = os.getppid()
+    while os.getppid() == parent and _running(worker_pid):
+        time.sleep(1)
+    os._exit(0)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,269 @@
+"""What goes over a parser's pipe: plain data (msgpack), checked before it is used.
+
+A parser process reads hostile files with large libraries; if one of them is made
+to run code, what it sends back must not run code in the worker too. So the worker
+never unpickles a reply: every message is msgpack of lists, strings, numbers and
+bytes, one of a few known kinds, and is checked field by field before anything is
+built from it. Anything else is a `ReplyRejected` (a parse error: the file is the
+likeliest cause), and the parser that sent it is stopped.
+
+    request   [operation, kind, data, limits, [index, count], embedder | nil]
+    replies   ["progress", done, total]       pages read so far
+              ["time", seconds]               wait longer (before an OCR page)
+              ["ok", [block, ...]]            operation "blocks"
+              ["ok", [[chunk, ...], vectors | nil, text_length]]   "chunks"
+              ["error", class name, reason]   a ParseError (by name, registry below)
+              ["memory"]                      MemoryError
+              ["failed", exception type name] a fault of ours in the parser
+
+Vectors are little-endian float32 bytes, one row of the embedder's dimension per
+chunk. The embedder travels the other way pickled: the parser trusts its worker.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+import msgpack
+
+from ..blocks import (
+    Block,
+    ParseError,
+    ParseLimits,
+    WireError,
+    wire_int,
+    wire_list,
+    wire_str,
+)
+from ..chunking import Chunk
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from retrieval.embeddings import Embedder
+
+OPERATIONS = ("blocks", "chunks")
+_MAX_NAME = 100
+_MAX_REASON = 1000
+
+
+class ReplyRejected(ParseError):
+    """A parser sent something the protocol does not allow; it was not used."""
+
+
+@dataclass(frozen=True)
+class Request:
+    operation: str
+    kind: str
+    data: bytes
+    limits: ParseLimits
+    shard: tuple[int, int]
+    embedder: Embedder | None = None
+
+
+@dataclass(frozen=True)
+class ExtractedPart:
+    """One parser's share: chunks, vectors and the length of its `full_text`."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray | None
+    text_length: int
+
+
+def pack(message: list) -> bytes:
+    return msgpack.packb(message, use_bin_type=True)
+
+
+def _unpack(data: bytes) -> object:
+    return msgpack.unpackb(data, raw=False, strict_map_key=True, ext_hook=_no_ext)
+
+
+def _no_ext(code: int, data: bytes) -> object:
+    raise WireError("extension types are not part of the protocol")
+
+
+# --- worker -> parser ------------------------------------------------------------
+
+
+def encode_request(request: Request) -> bytes:
+    limits = asdict(request.limits)
+    limits["ocr_languages"] = list(request.limits.ocr_languages)
+    embedder = None if request.embedder is None else pickle.dumps(request.embedder)
+    return pack(
+        [
+            request.operation,
+            request.kind,
+            request.data,
+            limits,
+            list(request.shard),
+            embedder,
+        ]
+    )
+
+
+def decode_request(data: bytes) -> Request:
+    """In the parser: the worker's request (the embedder unpickled)."""
+    operation, kind, body, limits, shard, embedder = _unpack(data)
+    limits["ocr_languages"] = tuple(limits["ocr_languages"])
+    return Request(
+        operation=operation,
+        kind=kind,
+        data=body,
+        limits=ParseLimits(**limits),
+        shard=tuple(shard),
+        embedder=None if embedder is None else pickle.loads(embedder),  # noqa: S301
+    )
+
+
+# --- parser -> worker ------------------------------------------------------------
+
+
+def encode_result(operation: str, result: list[Block] | ExtractedPart) -> bytes:
+    if operation == "blocks":
+        return pack(["ok", [block.to_wire() for block in result]])
+    vectors = None
+    if result.vectors is not None:
+        vectors = result.vectors.astype("<f4", copy=False).tobytes()
+    return pack(
+        [
+            "ok",
+            [[chunk.to_wire() for chunk in result.chunks], vectors, result.text_length],
+        ]
+    )
+
+
+def encode_error(error: ParseError) -> bytes:
+    return pack(["error", error_name(type(error)), error.reason])
+
+
+def error_name(cls: type[ParseError]) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def parse_error_classes() -> dict[str, type[ParseError]]:
+    """The registry of errors a parser may name: ParseError and every subclass the
+    worker has imported (those of `blocks`, `chunking` and this package)."""
+    found: dict[str, type[ParseError]] = {}
+    pending = [ParseError]
+    while pending:
+        cls = pending.pop()
+        found[error_name(cls)] = cls
+        pending.extend(cls.__subclasses__())
+    found.pop(error_name(ReplyRejected))  # only the worker says that
+    return found
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A checked message from a parser: `kind` and what it carries."""
+
+    kind: str  # progress, time, ok, error, memory, failed
+    value: object = None
+
+
+def decode_reply(
+    data: bytes, *, operation: str, dimension: int | None, limits: ParseLimits
+) -> Reply:
+    """Check one message of a parser working on `operation`; ReplyRejected if it
+    is not one the protocol allows. `dimension` is the embedder's, if it embeds."""
+    try:
+        return _decode_reply(
+            data, operation=operation, dimension=dimension, limits=limits
+        )
+    except (WireError, ValueError, TypeError, OverflowError) as error:
+        raise ReplyRejected(
+            f"the parser sent a reply that is not valid ({type(error).__name__})"
+        ) from None
+
+
+def _decode_reply(
+    data: bytes, *, operation: str, dimension: int | None, limits: ParseLimits
+) -> Reply:
+    message = _unpack(data)
+    if type(message) is not list or not message or type(message[0]) is not str:
+        raise WireError("a message is a list that starts with its kind")
+    kind = message[0]
+    if kind == "progress":
+        _, done, total = wire_list(message, 3)
+        if wire_int(done) > wire_int(total):
+            raise WireError("more pages read than there are")
+        return Reply(kind, (done, total))
+    if kind == "time":
+        _, seconds = wire_list(message, 2)
+        cap = limits.ocr_page_seconds
+        if type(seconds) is not float or cap is None or not 0 <= seconds <= cap:
+            raise WireError("more time than one OCR page may take")
+        return Reply(kind, seconds)
+    if kind == "ok":
+        _, result = wire_list(message, 2)
+        if operation == "blocks":
+            if type(result) is not list:
+                raise WireError("expected a list of blocks")
+            return Reply(kind, [Block.from_wire(block) for block in result])
+        return Reply(kind, _extracted_part(result, dimension, limits))
+    if kind == "error":
+        _, name, reason = wire_list(message, 3)
+        if len(wire_str(name)) > _MAX_NAME or len(wire_str(reason)) > _MAX_REASON:
+            raise WireError("error name or reason too long")
+        cls = parse_error_classes().get(name, ParseError)
+        try:
+            error = cls(reason)
+        except Exception:  # a subclass with another signature: still a ParseError
+            error = ParseError(reason)
+        return Reply(kind, error)
+    if kind == "memory":
+        wire_list(message, 1)
+        return Reply(kind)
+    if kind == "failed":
+        _, name = wire_list(message, 2)
+        if len(wire_str(name)) > _MAX_NAME or not name.isidentifier():
+            raise WireError("an exception type name")
+        return Reply(kind, name)
+    raise WireError("unknown message kind")
+
+
+def _extracted_part(
+    value: object, dimension: int | None, limits: ParseLimits
+) -> ExtractedPart:
+    chunks_data, vectors_data, text_length = wire_list(value, 3)
+    if type(chunks_data) is not list:
+        raise WireError("expected a list of chunks")
+    if limits.max_chunks is not None and len(chunks_data) > limits.max_chunks:
+        raise WireError("more chunks than the limit")
+    chunks = [Chunk.from_wire(chunk) for chunk in chunks_data]
+    text_length = wire_int(text_length)
+    if any(chunk.char_end > text_length for chunk in chunks):
+        raise WireError("a chunk ends past the text")
+    if vectors_data is None or dimension is None:
+        if vectors_data is not None or (dimension is not None and chunks):
+            raise WireError("vectors where none were asked for, or none sent")
+        return ExtractedPart(chunks, None, text_length)
+    if type(vectors_data) is not bytes or len(vectors_data) != (
+        len(chunks) * dimension * 4
+    ):
+        raise WireError("vectors of the wrong size")
+    import numpy as np
+
+    vectors = np.frombuffer(vectors_data, dtype="<f4").reshape(len(chunks), dimension)
+    if not np.isfinite(vectors).all():
+        raise WireError("vectors that are not finite numbers")
+    return ExtractedPart(chunks, vectors.astype(np.float32), text_length)
+
+
+def encode_progress(done: int, total: int) -> bytes:
+    return pack(["progress", int(done), int(total)])
+
+
+def encode_time(seconds: float) -> bytes:
+    seconds = float(seconds)
+    return pack(["time", seconds if math.isfinite(seconds) else 0.0])
+
+
+MEMORY = pack(["memory"])
+
+
+def encode_failed(error: BaseException) -> bytes:
+    return pack(["failed", type(error).__name__])
