@@ -48,8 +48,10 @@ _CLOSERS = "\u201d\u2019\u300d\u300f\uff09)\\]\"'"
 _BREAKS = (
     # Sentence ends: CJK full stop, exclamation and question marks (also fullwidth),
     # a Latin full stop only before whitespace (not in 3.5 or example.com), newlines.
+    # A run of full stops is tried from its first only, and never given back, so a
+    # long run costs its length once.
     re.compile(
-        rf"[\u3002\uff01\uff1f!?]+[{_CLOSERS}]*|\.+[{_CLOSERS}]*(?=\s)|\n+",
+        rf"[\u3002\uff01\uff1f!?]+[{_CLOSERS}]*|(?<!\.)\.++[{_CLOSERS}]*+(?=\s)|\n+",
     ),
     re.compile("[\uff1b;]"),  # semicolons
     re.compile("[\uff0c,\u3001\uff1a:]"),  # commas, enumeration commas, colons
