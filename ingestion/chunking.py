@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from ingestion.blocks import CJK_CLASS, HEADING, Block
+from ingestion.blocks import CJK_CLASS, HEADING, Block, gc_paused
 
 SEPARATOR = "\n\n"
 
@@ -83,6 +83,7 @@ def text_units(
     return _Measure(max_cjk_chars / max_latin_words)(text)
 
 
+@gc_paused()
 def chunk_blocks(
     blocks: Sequence[Block],
     *,
