@@ -18,12 +18,11 @@ from common import markdown_table, median, percentile, setup_django, write_secti
 
 def measure(requests: int) -> list[float]:
     from django.core.files.uploadedfile import SimpleUploadedFile
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     from documents import services
     from documents.models import KnowledgeBase, Membership
-    from tests.factories import UserFactory
+    from tests.factories import UserFactory, api_token_for
 
     kb = KnowledgeBase.objects.create(id="bench-submit", name="bench")
     editor = UserFactory(username="bench-editor")
@@ -39,7 +38,7 @@ def measure(requests: int) -> list[float]:
         for n in range(requests + 10)
     ]
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {Token.objects.create(user=editor)}")
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_token_for(editor)}")
     for document in documents[:10]:  # warm-up
         client.post(f"/api/documents/{document.pk}/submit")
     samples = []

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import (
+    BadRequest,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404, JsonResponse, UnreadablePostError
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -66,9 +74,52 @@ def _flatten(detail) -> str:
     return str(detail)
 
 
+_UNREADABLE: list[tuple[type[Exception], str]] = [
+    (TooManyFieldsSent, "The request has more form fields than allowed."),
+    (TooManyFilesSent, "The request has more files than allowed."),
+    (UnreadablePostError, "The request body ended before its declared length."),
+]
+
+
+def _request_error(exc: Exception) -> Response | None:
+    """Django's refusals of a request body, raised as it is parsed: the client's
+    fault, so a 4xx and a warning, never an ERROR with a traceback."""
+    if isinstance(exc, SuspiciousOperation):
+        # The logger Django reports them to, at WARNING: the fault is the client's.
+        logging.getLogger(f"django.security.{type(exc).__name__}").warning("%s", exc)
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            error_body(
+                "file_too_large",
+                "The request body is larger than the "
+                f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes allowed for what is "
+                "not a file.",
+            ),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, (SuspiciousOperation, BadRequest, UnreadablePostError)):
+        # Django's own messages may name server paths: say what, not where.
+        detail = next(
+            (text for kind, text in _UNREADABLE if isinstance(exc, kind)),
+            "The request could not be read.",
+        )
+        return Response(
+            error_body("malformed_request", detail),
+            status=status.HTTP_400_BAD_REQUEST,
+        )
+    return None
+
+
 def api_exception_handler(exc, context):
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.error_code, exc.detail), status=exc.http_status)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return Response(
+            error_body(exc.error_code, exc.detail),
+            status=exc.http_status,
+            headers=headers,
+        )
+    if (response := _request_error(exc)) is not None:
+        return response
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

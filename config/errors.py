@@ -16,6 +16,8 @@ class DomainError(Exception):
     error_code = "error"
     http_status = HTTPStatus.BAD_REQUEST
     default_detail = "The request could not be completed."
+    # Seconds after which the same request may succeed: the `Retry-After` header.
+    retry_after: int | None = None
 
     def __init__(self, detail: str | None = None) -> None:
         self.detail = detail or self.default_detail
@@ -61,3 +63,22 @@ class ValidationFailed(DomainError):
 class Conflict(DomainError):
     error_code = "conflict"
     http_status = HTTPStatus.CONFLICT
+
+
+class TooManyRequests(DomainError):
+    """A refusal that may be retried after `retry_after` seconds."""
+
+    error_code = "throttled"
+    http_status = HTTPStatus.TOO_MANY_REQUESTS
+    default_detail = "Too many requests; try again later."
+
+    def __init__(self, retry_after: int, detail: str | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(detail)
+
+
+class SeparationOfDuties(PermissionDenied):
+    """Four eyes: the person who uploaded a version is not the one who publishes it."""
+
+    error_code = "separation_of_duties"
+    default_detail = "You uploaded this version; another reviewer must publish it."

@@ -3,6 +3,8 @@
 Fields: time, level, logger, message, every `extra=` field of the record, and the
 `key=value` pairs of the message itself (`task=... worker=... seconds=...`, the
 form every worker line already has), so plain lines need no second spelling.
+Pairs are read only from Curator's own loggers: another logger's message may
+quote a request path or a header, and `/api/x?task=1` must not become a field.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import UTC, datetime
 # Attributes every LogRecord has; anything else came from `extra=`.
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 _PAIR = re.compile(r"(?<![\w=])([a-z_]+)=([^\s=]+)")
+_OWN_LOGGERS = ("config", "documents", "ingestion", "retrieval")
 
 
 class JSONFormatter(logging.Formatter):
@@ -26,8 +29,9 @@ class JSONFormatter(logging.Formatter):
             "logger": record.name,
             "message": message,
         }
-        for key, value in _PAIR.findall(message):
-            entry.setdefault(key, value)
+        if record.name.split(".", 1)[0] in _OWN_LOGGERS:
+            for key, value in _PAIR.findall(message):
+                entry.setdefault(key, value)
         for key, value in vars(record).items():
             if key not in _STANDARD and not key.startswith("_"):
                 entry[key] = value

@@ -1,4 +1,8 @@
-"""`GET /metrics` in Prometheus text format, optionally behind `METRICS_TOKEN`."""
+"""`GET /metrics` in Prometheus text format, behind `METRICS_TOKEN`.
+
+Without a token the metrics are open only in development (`DEBUG`) or when an
+operator says so (`METRICS_PUBLIC`): they name knowledge bases and error codes.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +25,11 @@ INGESTION_REGISTRY.register(IngestionCollector())
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
     token = settings.METRICS_TOKEN
+    if not token and not (settings.DEBUG or settings.METRICS_PUBLIC):
+        return HttpResponse(
+            "Metrics are off: set METRICS_TOKEN (or METRICS_PUBLIC=true).\n",
+            status=403,
+        )
     if token:
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -20,6 +22,7 @@ _DESCRIPTIONS = {
     415: "Unsupported media type",
     422: "Validation error or empty document",
     428: "If-Match header missing",
+    429: "Too many requests (throttled, account_locked) or streams (too_many_streams)",
     503: "A provider is unavailable",
 }
 
@@ -29,3 +32,16 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
         code: OpenApiResponse(ErrorSerializer, description=_DESCRIPTIONS[code])
         for code in codes
     }
+
+
+class BearerOrTokenScheme(OpenApiAuthenticationExtension):
+    """Our token authentication (`Token <t>` works too) as the schema shows it."""
+
+    target_class = "config.authentication.BearerOrTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        return build_bearer_security_scheme_object(
+            header_name="Authorization",
+            token_prefix="Bearer",  # noqa: S106
+        )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -26,6 +28,23 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# --- HTTPS (docs/security.md): off by default so a plain-HTTP demo works; a
+# production deployment behind TLS turns them on (`manage.py check --deploy`).
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+# Load balancers probe health over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^api/health"]
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False
+)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+# "HTTP_X_FORWARDED_PROTO,https" behind a TLS-terminating proxy that sets it; only
+# then, since a client could send the header itself.
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) if _proxy_ssl_header else None
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -34,15 +53,18 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "accounts",
     "documents",
     "ingestion",
     "retrieval",
 ]
 
 MIDDLEWARE = [
+    # First: it refuses from the headers, before anything reads the body.
+    "config.middleware.RequestBodyGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -94,6 +116,16 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Cache: shared by every process (login throttles and lockouts live in it). The
+# database cache by default, its table made by `migrate` (accounts 0002); Redis
+# with e.g. CACHE_URL=redis://127.0.0.1:6379/1. MAX_ENTRIES is high because a
+# full database cache evicts a third of its keys, throttle counters included.
+CACHES = {
+    "default": env.cache(
+        "CACHE_URL", default="dbcache://curator_cache?MAX_ENTRIES=100000"
+    )
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -140,8 +172,75 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024
 )
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Deepest nesting of lists and objects a JSON request body may have.
+API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="curator-demo")
+
+# --- Authentication (docs/security/auth.md) ---
+# Login attempts (API token and admin alike) per client address and per username
+# in each window; past them `429 throttled` with Retry-After. 0 switches one off.
+LOGIN_THROTTLE_PER_ADDRESS = env.int("LOGIN_THROTTLE_PER_ADDRESS", default=30)
+LOGIN_THROTTLE_PER_USERNAME = env.int("LOGIN_THROTTLE_PER_USERNAME", default=10)
+LOGIN_THROTTLE_WINDOW_SECONDS = env.int("LOGIN_THROTTLE_WINDOW_SECONDS", default=60)
+# This many wrong passwords for one username within a window of
+# LOGIN_LOCKOUT_WINDOW_SECONDS lock it for LOGIN_LOCKOUT_SECONDS (`429
+# account_locked`, even with the right password); 0 switches lockout off.
+LOGIN_LOCKOUT_FAILURES = env.int("LOGIN_LOCKOUT_FAILURES", default=10)
+LOGIN_LOCKOUT_WINDOW_SECONDS = env.int("LOGIN_LOCKOUT_WINDOW_SECONDS", default=900)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
+# Reverse proxies in front of Curator that append to X-Forwarded-For; 0 trusts
+# only REMOTE_ADDR (a client can write any X-Forwarded-For it likes).
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+# Each login gets a new API token valid this long; older ones past the cap go.
+API_TOKEN_TTL_HOURS = env.float("API_TOKEN_TTL_HOURS", default=24.0)
+API_TOKEN_MAX_PER_USER = env.int("API_TOKEN_MAX_PER_USER", default=100)
+for _name in ("LOGIN_THROTTLE_PER_ADDRESS", "LOGIN_THROTTLE_PER_USERNAME"):
+    # A limit of N is N cache keys read at once per attempt.
+    if not 0 <= globals()[_name] <= 1000:
+        raise ImproperlyConfigured(f"{_name} must be between 0 and 1000.")
+if not 0 <= LOGIN_LOCKOUT_FAILURES <= 1000:
+    raise ImproperlyConfigured("LOGIN_LOCKOUT_FAILURES must be between 0 and 1000.")
+if (
+    min(
+        LOGIN_THROTTLE_WINDOW_SECONDS,
+        LOGIN_LOCKOUT_WINDOW_SECONDS,
+        LOGIN_LOCKOUT_SECONDS,
+    )
+    < 1
+):
+    raise ImproperlyConfigured("Login throttle windows must be at least 1 second.")
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS),
+    "AUTH_HEADER_PREFIX": "Bearer",
+}
+
+# --- Review ---
+# Four eyes: a reviewer cannot publish a version they uploaded (rejecting is fine).
+REVIEW_REQUIRE_SECOND_PERSON = env.bool("REVIEW_REQUIRE_SECOND_PERSON", default=True)
+
+# --- Per-user request rates (DRF throttles, kept in the `default` cache) ---
+_RATE = re.compile(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)")
+
+
+def _rate(name: str, default: str) -> str | None:
+    """A rate such as "120/min" (s, min, hour, day); empty means no limit."""
+    value = env(name, default=default).strip()
+    if not value:
+        return None
+    if not _RATE.fullmatch(value):
+        raise ImproperlyConfigured(
+            f'{name}={value!r} is not a rate like "120/min" (s, min, hour, day).'
+        )
+    return value
+
+
+# POST /api/search and /api/retrieval/debug share one budget: the same search.
+THROTTLE_SEARCH = _rate("THROTTLE_SEARCH", "120/min")
+# POST /api/chat and /api/chat/stream share one budget: the same answer.
+THROTTLE_CHAT = _rate("THROTTLE_CHAT", "30/min")
+# POST /api/documents (each upload stores a file and, once submitted, a parse).
+THROTTLE_UPLOAD = _rate("THROTTLE_UPLOAD", "300/hour")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -152,10 +251,27 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "config.pagination.StandardPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    # DRF's throttles read the client address by the same rule as the login ones
+    # (its default, None, would believe any X-Forwarded-For).
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+    # Views name their budget with `throttle_scope`; views without one are free.
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttling.UserScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "search": THROTTLE_SEARCH,
+        "chat": THROTTLE_CHAT,
+        "upload": THROTTLE_UPLOAD,
+    },
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The browsable API is a development aid: it renders forms and the schema of
+    # every view to anyone who opens a URL in a browser.
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
+        *(["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     ],
 }
 
@@ -268,14 +384,27 @@ INGESTION_MAX_DOCX_COMPRESSION_RATIO = env.float(
 INGESTION_MAX_SLIDES = env.int("INGESTION_MAX_SLIDES", default=2000)
 # Rows x columns of one XLSX worksheet, counted as its rows are read.
 INGESTION_MAX_SHEET_CELLS = env.int("INGESTION_MAX_SHEET_CELLS", default=2_000_000)
+# What one document may produce, checked in the parsers before anything is embedded
+# or written (text_too_large, too_many_chunks; 0 = no limit).
+INGESTION_MAX_TEXT_CHARS = env.int("INGESTION_MAX_TEXT_CHARS", default=20_000_000)
+INGESTION_MAX_CHUNKS_PER_DOCUMENT = env.int(
+    "INGESTION_MAX_CHUNKS_PER_DOCUMENT", default=10_000
+)
 # Outbox relay: how often it looks for new events, and where else it sends them.
 OUTBOX_RELAY_INTERVAL = env.float("OUTBOX_RELAY_INTERVAL", default=0.1)
 OUTBOX_REDIS_URL = env("OUTBOX_REDIS_URL", default="")
 OUTBOX_REDIS_KEY = env("OUTBOX_REDIS_KEY", default="curator:ingestion:wake")
 
 # --- Operations ---
-# `GET /metrics` asks for `Authorization: Bearer <METRICS_TOKEN>`; empty = open.
+# `GET /metrics` asks for `Authorization: Bearer <METRICS_TOKEN>`. Without a token
+# it is open only with DEBUG on, or with METRICS_PUBLIC on purpose (a private
+# network); otherwise it answers 403.
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=False)
+# `/api/health/ready` answers from a result this many seconds old at most, so
+# anonymous callers cannot make every request query the database and write to
+# storage.
+READINESS_CACHE_SECONDS = env.float("READINESS_CACHE_SECONDS", default=5.0)
 
 # --- Answers ---
 # "extractive" (local, answers with the sources' own sentences) or
@@ -291,6 +420,13 @@ CHAT_PROVIDERS = {
 CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.3)
 # Turns a conversation keeps; storing one more deletes the oldest.
 CHAT_CONVERSATION_MAX_TURNS = env.int("CHAT_CONVERSATION_MAX_TURNS", default=50)
+# Open /api/chat/stream responses one user may have at once (0: no limit), and
+# how long a slot outlives a process killed mid-stream; keep it above the longest
+# answer (a slot is renewed as its events go out).
+CHAT_MAX_CONCURRENT_STREAMS_PER_USER = env.int(
+    "CHAT_MAX_CONCURRENT_STREAMS_PER_USER", default=2
+)
+CHAT_STREAM_SLOT_TTL_SECONDS = env.int("CHAT_STREAM_SLOT_TTL_SECONDS", default=300)
 # An OpenAI-compatible server for embeddings and/or chat; never required.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
@@ -299,3 +435,8 @@ OPENAI_EMBEDDING_MODEL = env("OPENAI_EMBEDDING_MODEL", default="")
 OPENAI_EMBEDDING_DIMENSION = env.int("OPENAI_EMBEDDING_DIMENSION", default=0)
 OPENAI_CHAT_MODEL = env("OPENAI_CHAT_MODEL", default="")
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
+# Largest answer read from it: an embeddings batch is about INGESTION_EMBED_BATCH x
+# dimension x 20 bytes of JSON (32 x 3072 is 2 MiB). Redirects are always refused.
+OPENAI_MAX_RESPONSE_BYTES = env.int(
+    "OPENAI_MAX_RESPONSE_BYTES", default=8 * 1024 * 1024
+)

@@ -13,3 +13,5 @@ os.environ.setdefault(
 from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Each test sees its own readiness checks; tests/security checks the reuse.
+READINESS_CACHE_SECONDS = 0

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin, messages
-from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -20,6 +19,7 @@ from ingestion.progress import failure_html, progress_html
 from retrieval import changes
 
 from . import selectors, services
+from .downloads import original_file_response
 from .models import Document, DocumentStatus, KnowledgeBase, Membership
 
 
@@ -31,10 +31,27 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(KnowledgeBase)
 class KnowledgeBaseAdmin(admin.ModelAdmin):
+    """Superusers only: whoever edits memberships decides who reads what."""
+
     list_display = ["id", "name", "member_count", "index_version", "created_at"]
     search_fields = ["id", "name"]
     readonly_fields = ["index_version", "created_at"]
     inlines = [MembershipInline]
+
+    def has_module_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request) -> bool:
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return self.has_module_permission(request)
 
     @admin.display(description="Members")
     def member_count(self, knowledge_base: KnowledgeBase) -> int:
@@ -43,6 +60,19 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # The id is part of every URL and API call: fixed once created.
         return [*self.readonly_fields, "id"] if obj else self.readonly_fields
+
+
+class MemberKnowledgeBaseFilter(admin.RelatedFieldListFilter):
+    """Offers only the caller's knowledge bases: their names are not for others."""
+
+    def field_choices(self, field, request, model_admin):
+        scope = model_admin.member_scope(request)
+        limit = {} if scope is None else {"pk__in": scope}
+        return field.get_choices(
+            include_blank=False,
+            limit_choices_to=limit,
+            ordering=self.field_admin_ordering(field, request, model_admin),
+        )
 
 
 class MemberScopedAdmin(admin.ModelAdmin):
@@ -141,7 +171,7 @@ class DocumentAdmin(MemberScopedAdmin):
         "created_by",
         "created_at",
     ]
-    list_filter = ["status", "knowledge_base"]
+    list_filter = ["status", ("knowledge_base", MemberKnowledgeBaseFilter)]
     search_fields = ["filename", "sha256"]
     list_select_related = ["knowledge_base", "created_by"]
     date_hierarchy = "created_at"
@@ -254,12 +284,7 @@ class DocumentAdmin(MemberScopedAdmin):
         document = self.get_queryset(request).filter(pk=document_id).first()
         if document is None:
             raise Http404("Document not found.")
-        return FileResponse(
-            default_storage.open(document.storage_key, "rb"),
-            as_attachment=True,
-            filename=document.filename,
-            content_type=document.content_type,
-        )
+        return original_file_response(document)
 
     @admin.action(description="Publish selected documents")
     def publish_documents(self, request, queryset):
@@ -282,6 +307,9 @@ class DocumentAdmin(MemberScopedAdmin):
                     "title": f"{decision.capitalize()} documents",
                     "decision": decision,
                     "documents": documents,
+                    "needs_second_person": self._needs_second_person(
+                        request, documents, decision
+                    ),
                     "reason_missing": "confirmed" in request.POST,
                     "action": f"{decision}_documents",
                     "opts": self.model._meta,
@@ -321,3 +349,13 @@ class DocumentAdmin(MemberScopedAdmin):
                     request, f"{document}: {decision}ed.", messages.SUCCESS
                 )
         return None
+
+    def _needs_second_person(self, request, documents, decision: str) -> set:
+        """The selected versions this reviewer uploaded: shown before they confirm."""
+        if decision != "publish":
+            return set()
+        return {
+            document.pk
+            for document in documents
+            if services.second_person_required(user=request.user, document=document)
+        }

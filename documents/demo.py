@@ -66,9 +66,12 @@ class DemoSeeder:
             user, created = User.objects.get_or_create(
                 username=username, defaults={"email": f"{username}@example.com"}
             )
-            user.is_staff = spec["staff"]
-            user.set_password(settings.DEMO_PASSWORD)
-            user.save()
+            if created:
+                # An existing account keeps its password: the demo must not
+                # become a way to reset somebody's login.
+                user.is_staff = spec["staff"]
+                user.set_password(settings.DEMO_PASSWORD)
+                user.save()
             for kb_id, role in spec["roles"].items():
                 Membership.objects.update_or_create(
                     user=user, knowledge_base_id=kb_id, defaults={"role": role}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from config.errors import NotFound, PermissionDenied
 
@@ -56,13 +56,36 @@ def require_role(user, knowledge_base_id: str, minimum_role: str) -> str:
 
 
 def documents_visible_to(user) -> QuerySet[Document]:
+    """Every version for editors and reviewers; the published ones for viewers.
+
+    A viewer reads what the knowledge base answers from, not drafts or rejected
+    versions that no reviewer has passed.
+    """
+    every_version = knowledge_base_ids_for(user, minimum_role=Role.EDITOR)
+    members = knowledge_base_ids_for(user)
     return Document.objects.filter(
-        knowledge_base_id__in=knowledge_base_ids_for(user)
+        Q(knowledge_base_id__in=every_version)
+        | Q(knowledge_base_id__in=members, status=DocumentStatus.PUBLISHED)
     ).select_related("created_by")
 
 
 def visible_document(user, document_id) -> Document:
     document = documents_visible_to(user).filter(pk=document_id).first()
+    if document is None:
+        raise NotFound("Document not found.")
+    return document
+
+
+def member_document(user, document_id) -> Document:
+    """Any version in one of the caller's knowledge bases, for an action whose
+    role check follows: a viewer who names a draft is told the role it needs."""
+    document = (
+        Document.objects.filter(
+            pk=document_id, knowledge_base_id__in=knowledge_base_ids_for(user)
+        )
+        .select_related("created_by")
+        .first()
+    )
     if document is None:
         raise NotFound("Document not found.")
     return document

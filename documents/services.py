@@ -12,10 +12,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from config.errors import Conflict, ValidationFailed
+from config.errors import Conflict, SeparationOfDuties, ValidationFailed
 
 from .models import Document, DocumentStatus, KnowledgeBase, Role
-from .selectors import require_role, visible_document
+from .selectors import member_document, require_role
 from .transitions import transition_document, transition_documents
 from .uploads import EmptyDocument, FileTooLarge, detect_kind, is_blank, safe_filename
 
@@ -114,6 +114,8 @@ def _sha256(uploaded_file) -> str:
 def document_publish(*, user, document_id, expected_lock_version: int) -> Document:
     """Publish a reviewed version and archive the family's previous one, atomically."""
     document = _document_for_review(user, document_id)
+    if second_person_required(user=user, document=document):
+        raise SeparationOfDuties()
     with transaction.atomic():
         # Archive first: at most one version of a family is published at a time.
         previous = Document.objects.filter(
@@ -138,6 +140,19 @@ def document_publish(*, user, document_id, expected_lock_version: int) -> Docume
     return published
 
 
+def second_person_required(*, user, document: Document) -> bool:
+    """Whether `user` must leave publishing `document` to another reviewer.
+
+    Superusers included: the setting, not a flag on the account, is the way out.
+    `created_by` is never written after the upload, so this read cannot go stale.
+    """
+    return (
+        settings.REVIEW_REQUIRE_SECOND_PERSON
+        and document.created_by_id is not None
+        and document.created_by_id == user.pk
+    )
+
+
 def document_reject(
     *, user, document_id, expected_lock_version: int, reason: str
 ) -> Document:
@@ -157,6 +172,6 @@ def document_reject(
 
 
 def _document_for_review(user, document_id) -> Document:
-    document = visible_document(user, document_id)
+    document = member_document(user, document_id)
     require_role(user, document.knowledge_base_id, Role.REVIEWER)
     return document

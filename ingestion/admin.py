@@ -10,7 +10,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from config.errors import DomainError
-from documents.admin import MemberScopedAdmin
+from documents.admin import MemberKnowledgeBaseFilter, MemberScopedAdmin
 
 from . import services
 from .models import IngestionTask
@@ -35,7 +35,12 @@ class IngestionTaskAdmin(MemberScopedAdmin):
         "started_at",
         "finished_at",
     ]
-    list_filter = ["status", "stage", "error_code", "document__knowledge_base"]
+    list_filter = [
+        "status",
+        "stage",
+        "error_code",
+        ("document__knowledge_base", MemberKnowledgeBaseFilter),
+    ]
     search_fields = ["worker_id", "document__filename"]
     list_select_related = ["document"]
     actions = ["cancel_tasks", "retry_tasks"]

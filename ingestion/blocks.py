@@ -76,12 +76,20 @@ class ParseError(Exception):
 
 
 class FileTooLarge(ParseError):
-    """Beyond a size limit (uncompressed OOXML size, compression ratio, worksheet
-    cells, memory)."""
+    """Beyond a size limit (uncompressed OOXML size, compression ratio, a member
+    inflating past its declared size, worksheet cells, memory)."""
 
 
 class TooManyPages(ParseError):
     """A PDF with more pages, or a presentation with more slides, than allowed."""
+
+
+class TextTooLarge(ParseError):
+    """The document's text is longer than `max_text_chars`."""
+
+
+class TooManyChunks(ParseError):
+    """The document cuts into more than `max_chunks` chunks."""
 
 
 class PasswordProtected(ParseError):
@@ -112,3 +120,23 @@ class ParseLimits:
     ocr_languages: tuple[str, ...] = ("chi_sim", "chi_tra", "eng")
     ocr_page_seconds: float | None = 60.0
     max_ocr_pages: int | None = 200
+    # What one document may produce: characters of text and chunks (settings
+    # INGESTION_MAX_TEXT_CHARS, INGESTION_MAX_CHUNKS_PER_DOCUMENT).
+    max_text_chars: int | None = 20_000_000
+    max_chunks: int | None = 10_000
+
+
+def check_text_length(length: int, limit: int | None) -> None:
+    """TextTooLarge when `length` characters of text exceed `limit`."""
+    if limit is not None and length > limit:
+        raise TextTooLarge(
+            f"the document holds more than {limit:,} characters of text, the limit"
+        )
+
+
+def check_chunk_count(count: int, limit: int | None) -> None:
+    """TooManyChunks when `count` chunks exceed `limit`."""
+    if limit is not None and count > limit:
+        raise TooManyChunks(
+            f"the document cuts into more than {limit:,} chunks, the limit"
+        )

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from ingestion.blocks import CJK_CLASS, HEADING, Block, gc_paused
+from ingestion.blocks import CJK_CLASS, HEADING, Block, check_chunk_count, gc_paused
 
 SEPARATOR = "\n\n"
 
@@ -90,7 +90,10 @@ def chunk_blocks(
     max_cjk_chars: int = 500,
     max_latin_words: int = 300,
     overlap_ratio: float = 0.1,
+    max_chunks: int | None = None,
 ) -> list[Chunk]:
+    """The blocks' chunks; `TooManyChunks` as soon as there are more than
+    `max_chunks` (a small file of many tiny sections can make thousands)."""
     if max_cjk_chars < 1 or max_latin_words < 1:
         raise ValueError("chunk budgets must be at least 1")
     if not 0 <= overlap_ratio < 1:
@@ -115,6 +118,7 @@ def chunk_blocks(
             for piece in packer.pieces(start, end, page, header)
         ]
         for text, start, end, page in packer.pack(pieces):
+            check_chunk_count(len(chunks) + 1, max_chunks)
             chunks.append(
                 Chunk(
                     ordinal=len(chunks),

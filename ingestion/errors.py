@@ -77,6 +77,17 @@ ERROR_HELP: dict[str, ErrorHelp] = {
         "Ask the operators to enable OCR (see /api/health/ready), then retry the "
         "task; or upload a version with selectable text.",
     ),
+    ErrorCode.TEXT_TOO_LARGE: ErrorHelp(
+        "The file holds more text than one document may have.",
+        "Split the file into smaller documents, or ask the operators to raise "
+        "INGESTION_MAX_TEXT_CHARS.",
+    ),
+    ErrorCode.TOO_MANY_CHUNKS: ErrorHelp(
+        "The file cuts into more passages than one document may have (often a "
+        "file of thousands of tiny sections or headings).",
+        "Split or simplify the file, or ask the operators to raise "
+        "INGESTION_MAX_CHUNKS_PER_DOCUMENT.",
+    ),
 }
 
 UNKNOWN = ErrorHelp(

@@ -68,6 +68,8 @@ class ErrorCode(models.TextChoices):
     PARSE_TIMEOUT = "parse_timeout", "Parsing took longer than the time limit"
     PASSWORD_PROTECTED = "password_protected", "The file is protected by a password"
     OCR_UNAVAILABLE = "ocr_unavailable", "The file needs OCR, which is not available"
+    TEXT_TOO_LARGE = "text_too_large", "More text than one document may produce"
+    TOO_MANY_CHUNKS = "too_many_chunks", "More chunks than one document may produce"
 
 
 # Failures that may go away by themselves: the task waits (`retry_wait`) and runs

@@ -5,7 +5,8 @@ guarded by the claim; when one of them finds the task gone it raises `TaskLost`
 and the pipeline stops without touching anything else. Before each report, and
 while it waits for the parser, it calls `interrupt()`, through which the worker
 stops it early (lease lost, shutdown grace over). Parsing runs in the worker's
-parser processes (`sandbox.py`), bounded in time, memory, pages and DOCX size; so do
+parser processes (`sandbox.py`), bounded in time, memory, pages, DOCX size and
+the text and chunks one document may produce; so do
 chunking and, when the embedder is `portable` (the local one), embedding, except for
 PDFs, whose pages the worker gathers before chunking them.
 """
@@ -35,7 +36,11 @@ from .blocks import (
     ParseError,
     ParseLimits,
     PasswordProtected,
+    TextTooLarge,
+    TooManyChunks,
     TooManyPages,
+    check_chunk_count,
+    check_text_length,
 )
 from .models import ErrorCode, TaskStage
 from .sandbox import Extracted, ParseSandbox, ParseTimeout, shared_sandbox
@@ -60,6 +65,8 @@ PARSE_ERROR_CODES: tuple[tuple[type[ParseError], str], ...] = (
     (ParseTimeout, ErrorCode.PARSE_TIMEOUT),
     (OcrTimeout, ErrorCode.PARSE_TIMEOUT),
     (TooManyPages, ErrorCode.TOO_MANY_PAGES),
+    (TextTooLarge, ErrorCode.TEXT_TOO_LARGE),
+    (TooManyChunks, ErrorCode.TOO_MANY_CHUNKS),
     (FileTooLarge, ErrorCode.FILE_TOO_LARGE),
     (PasswordProtected, ErrorCode.PASSWORD_PROTECTED),
     (OcrUnavailable, ErrorCode.OCR_UNAVAILABLE),
@@ -78,6 +85,8 @@ def parse_limits() -> ParseLimits:
         ocr_languages=tuple(settings.OCR_LANGUAGES),
         ocr_page_seconds=settings.OCR_PAGE_TIMEOUT_SECONDS or None,
         max_ocr_pages=settings.OCR_MAX_PAGES or None,
+        max_text_chars=settings.INGESTION_MAX_TEXT_CHARS or None,
+        max_chunks=settings.INGESTION_MAX_CHUNKS_PER_DOCUMENT or None,
     )
 
 
@@ -274,13 +283,18 @@ class IngestionPipeline:
             ) from error
 
     def parse(self, document: Document, data: bytes) -> Extracted:
-        """Chunks, and their vectors when the embedder can run in the parsers."""
+        """Chunks, and their vectors when the embedder can run in the parsers.
+
+        The parsers refuse more text or chunks than one document may produce as
+        they go; the whole, joined from several parsers' shares, is checked here.
+        """
+        limits = parse_limits()
         kind = kind_for_content_type(document.content_type)
         try:
             extracted = self.sandbox.extract(
                 kind,
                 data,
-                limits=parse_limits(),
+                limits=limits,
                 timeout=parse_timeout_seconds(kind, len(data)),
                 memory_bytes=parse_memory_bytes(),
                 interrupt=self._while_parsing,
@@ -289,6 +303,11 @@ class IngestionPipeline:
                 if getattr(self.embedder, "portable", False)
                 else None,
                 progress=self._pages_read,
+            )
+            chunks = extracted.chunks
+            check_chunk_count(len(chunks), limits.max_chunks)
+            check_text_length(
+                chunks[-1].char_end if chunks else 0, limits.max_text_chars
             )
         except ParseError as error:
             code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))

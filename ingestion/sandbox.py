@@ -268,7 +268,7 @@ class ParseSandbox:
                 processes=processes,
                 progress=progress,
             )
-            return Extracted(chunk_blocks(blocks), None)
+            return Extracted(chunk_blocks(blocks, max_chunks=limits.max_chunks), None)
         shards = _shard_count(kind, data, processes)
         requests = [
             ("chunks", kind, data, limits, (i, shards), embedder) for i in range(shards)
@@ -478,7 +478,7 @@ def _answer(
     )
     if operation == "blocks":
         return blocks
-    chunks = chunk_blocks(blocks)
+    chunks = chunk_blocks(blocks, max_chunks=limits.max_chunks)
     vectors = None
     if embedder is not None and chunks:
         import numpy as np

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from config.errors import InvalidTransition
 from documents.models import Document, Role
-from documents.selectors import require_role, visible_document
+from documents.selectors import member_document, require_role
 from documents.transitions import transition_document, transition_documents
 from retrieval.services import chunks_discard, chunks_replace
 
@@ -68,7 +68,7 @@ class TaskClaim:
 
 def document_submit(*, user, document_id) -> IngestionTask:
     """Queue a draft for ingestion: document, task and outbox event in one commit."""
-    document = visible_document(user, document_id)
+    document = member_document(user, document_id)
     require_role(user, document.knowledge_base_id, Role.EDITOR)
     with transaction.atomic():
         transition_document(document.pk, "submit")

@@ -1,4 +1,4 @@
-"""The one error of retrieval that callers map: a provider that is down."""
+"""Errors of retrieval that callers map: a provider that is down, too many streams."""
 
 from __future__ import annotations
 
@@ -24,3 +24,15 @@ class ProviderUnavailable(DomainError):
 
     def __str__(self) -> str:
         return self.reason
+
+
+class TooManyStreams(DomainError):
+    """The caller already has CHAT_MAX_CONCURRENT_STREAMS_PER_USER streams open."""
+
+    error_code = "too_many_streams"
+    http_status = HTTPStatus.TOO_MANY_REQUESTS
+    default_detail = (
+        "You have too many answers streaming at once; wait for one to finish."
+    )
+    # A hint: streams last seconds, and the next one to end frees a slot.
+    retry_after = 5

@@ -6,14 +6,45 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.cache import caches
+from django.core.cache.backends.db import DatabaseCache
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from documents.models import Role
-from tests.factories import KnowledgeBaseFactory, MembershipFactory, UserFactory
+from tests.factories import (
+    KnowledgeBaseFactory,
+    MembershipFactory,
+    UserFactory,
+    api_token_for,
+)
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache(request):
+    """Request rates, stream slots and login counters live in the cache, and user
+    ids and usernames repeat across tests: each test starts with none. A database
+    cache is a table, rolled back with a test's transaction but kept by a
+    transactional test (no flush empties it, and a server process commits to it),
+    so it is emptied after such a test instead."""
+    transactional = bool(
+        {"transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    marker = request.node.get_closest_marker("django_db")
+    if marker is not None and marker.kwargs.get("transaction"):
+        transactional = True
+    elif transactional:
+        # Set up before this fixture, so its database is still there at teardown.
+        request.getfixturevalue("transactional_db")
+    for cache in caches.all():
+        if not isinstance(cache, DatabaseCache):
+            cache.clear()
+    yield
+    if transactional:
+        for cache in caches.all():
+            cache.clear()
 
 
 @pytest.fixture
@@ -64,8 +95,7 @@ def client_for():
 
     def make(user) -> APIClient:
         client = APIClient()
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_token_for(user)}")
         return client
 
     return make

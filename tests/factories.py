@@ -8,7 +8,13 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from accounts.services import api_token_issue
 from documents.models import Document, DocumentStatus, KnowledgeBase, Membership, Role
+
+
+def api_token_for(user) -> str:
+    """A new API token for `user`, as a login at `POST /api/auth/token` gives."""
+    return api_token_issue(user=user).token
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -69,6 +69,8 @@ def test_openapi_schema_lists_every_endpoint(api_client):
     for path, methods in {
         "/api/health": {"get"},
         "/api/auth/token": {"post"},
+        "/api/auth/logout": {"post"},
+        "/api/auth/logout-all": {"post"},
         "/api/knowledge-bases": {"get"},
         "/api/documents": {"get", "post"},
         "/api/documents/{document_id}": {"get"},
@@ -80,6 +82,12 @@ def test_openapi_schema_lists_every_endpoint(api_client):
     upload = paths["/api/documents"]["post"]
     assert "multipart/form-data" in upload["requestBody"]["content"]
     assert {"201", "403", "404", "413", "415", "422"} <= set(upload["responses"])
+    assert "429" in paths["/api/auth/token"]["post"]["responses"]
+    assert schema["components"]["securitySchemes"]["tokenAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+    }
+    assert {"tokenAuth": []} in paths["/api/auth/logout"]["post"]["security"]
     publish = paths["/api/documents/{document_id}/publish"]["post"]
     assert any(p["name"] == "If-Match" for p in publish["parameters"])
 

@@ -6,7 +6,6 @@ urlpatterns = [
     path("health", views.HealthView.as_view(), name="health"),
     path("health/live", views.LivenessView.as_view(), name="health-live"),
     path("health/ready", views.ReadinessView.as_view(), name="health-ready"),
-    path("auth/token", views.TokenView.as_view(), name="auth-token"),
     path(
         "knowledge-bases",
         views.KnowledgeBaseListView.as_view(),

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 
 from django.conf import settings
-from django.contrib.auth import authenticate
 from django.core.files.storage import default_storage
 from django.db import connection
-from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,17 +21,17 @@ from config.errors import PreconditionRequired, ValidationFailed
 from config.openapi import error_responses
 from config.pagination import StandardPagination
 from documents import selectors, services
+from documents.downloads import original_file_response
 from documents.uploads import FileTooLarge
 from ingestion.ocr.engine import engine_installed
 
+from .permissions import MayUpload
 from .serializers import (
     DocumentFilterSerializer,
     DocumentSerializer,
     DocumentUploadSerializer,
     KnowledgeBaseSerializer,
     RejectSerializer,
-    TokenRequestSerializer,
-    TokenSerializer,
 )
 
 IF_MATCH = OpenApiParameter(
@@ -42,6 +40,16 @@ IF_MATCH = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=True,
     description="The document's current lock_version.",
+)
+UPLOAD_KNOWLEDGE_BASE = OpenApiParameter(
+    "knowledge_base_id",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    required=False,
+    description=(
+        "The knowledge base to upload to, instead of (or equal to) the form field: "
+        "a caller who is not its editor is refused before the file is read."
+    ),
 )
 _IF_MATCH_VALUE = re.compile(r'^\s*(?:W/)?"?(\d+)"?\s*$')
 
@@ -127,43 +135,53 @@ class LivenessView(_OpenView):
         return Response({"status": "ok"})
 
 
+def _readiness() -> tuple[dict, int]:
+    checks = {"database": _database_check()}
+    checks["migrations"] = (
+        _migrations_check() if checks["database"] == "ok" else "unknown"
+    )
+    checks["storage"] = _storage_check()
+    ready = all(value == "ok" for value in checks.values())
+    # Reported, not required: only workers read scans, and text still works.
+    checks["ocr"] = _ocr_check()
+    body = {"status": "ready" if ready else "not_ready", "checks": checks}
+    if checks["ocr"] == "unavailable":
+        body["hints"] = {"ocr": OCR_HINT}
+    return body, status.HTTP_200_OK if ready else 503
+
+
+class _RecentReport:
+    """The last readiness report, reused for `READINESS_CACHE_SECONDS`.
+
+    Anonymous callers would otherwise make every request query the database and
+    write to storage; callers that arrive together wait for one check.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._report: tuple[dict, int] | None = None
+        self._taken_at = 0.0
+
+    def get(self) -> tuple[dict, int]:
+        with self._lock:
+            age = time.monotonic() - self._taken_at
+            if self._report is None or age >= settings.READINESS_CACHE_SECONDS:
+                self._report = _readiness()
+                self._taken_at = time.monotonic()
+            return self._report
+
+
+_recent_readiness = _RecentReport()
+
+
 class ReadinessView(_OpenView):
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
         summary="Readiness: database reachable, migrations applied, storage writable",
     )
     def get(self, request):
-        checks = {"database": _database_check()}
-        checks["migrations"] = (
-            _migrations_check() if checks["database"] == "ok" else "unknown"
-        )
-        checks["storage"] = _storage_check()
-        ready = all(value == "ok" for value in checks.values())
-        # Reported, not required: only workers read scans, and text still works.
-        checks["ocr"] = _ocr_check()
-        body = {"status": "ready" if ready else "not_ready", "checks": checks}
-        if checks["ocr"] == "unavailable":
-            body["hints"] = {"ocr": OCR_HINT}
-        return Response(body, status=status.HTTP_200_OK if ready else 503)
-
-
-class TokenView(APIView):
-    authentication_classes = []
-    permission_classes = [AllowAny]
-
-    @extend_schema(
-        request=TokenRequestSerializer,
-        responses={200: TokenSerializer, **error_responses(401, 422)},
-        summary="Exchange a username and password for an API token",
-    )
-    def post(self, request):
-        serializer = TokenRequestSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        user = authenticate(request=request, **serializer.validated_data)
-        if user is None or not user.is_active:
-            raise AuthenticationFailed("Wrong username or password.")
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        body, code = _recent_readiness.get()
+        return Response(body, status=code)
 
 
 class KnowledgeBaseListView(APIView):
@@ -178,6 +196,12 @@ class KnowledgeBaseListView(APIView):
 
 class DocumentListView(APIView):
     parser_classes = [MultiPartParser, FormParser]
+    permission_classes = [IsAuthenticated, MayUpload]
+
+    @property
+    def throttle_scope(self) -> str | None:
+        # Listing is cheap; an upload stores a file and queues a parse.
+        return "upload" if self.request.method == "POST" else None
 
     @extend_schema(
         parameters=[DocumentFilterSerializer],
@@ -204,21 +228,28 @@ class DocumentListView(APIView):
 
     @extend_schema(
         request={"multipart/form-data": DocumentUploadSerializer},
+        parameters=[UPLOAD_KNOWLEDGE_BASE],
         responses={
             201: DocumentSerializer,
-            **error_responses(401, 403, 404, 413, 415, 422),
+            **error_responses(401, 403, 404, 413, 415, 422, 429),
         },
         summary="Upload a file as a new draft document",
     )
     def post(self, request):
-        # Refuse an oversized body before reading it.
+        # Refuse an oversized body before reading it (RequestBodyGuardMiddleware
+        # has refused a Content-Length that is not a number).
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
         if declared > settings.MAX_UPLOAD_BYTES + 1024 * 1024:
             raise FileTooLarge(
                 f"The upload is {declared} bytes; the limit is "
                 f"{settings.MAX_UPLOAD_BYTES} bytes."
             )
-        serializer = DocumentUploadSerializer(data=request.data)
+        serializer = DocumentUploadSerializer(
+            data=request.data,
+            context={
+                "query_knowledge_base_id": request.query_params.get("knowledge_base_id")
+            },
+        )
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         document = services.document_upload(
@@ -255,12 +286,7 @@ class DocumentFileView(APIView):
     )
     def get(self, request, document_id):
         document = selectors.visible_document(request.user, document_id)
-        return FileResponse(
-            default_storage.open(document.storage_key, "rb"),
-            as_attachment=True,
-            filename=document.filename,
-            content_type=document.content_type,
-        )
+        return original_file_response(document)
 
 
 class DocumentPublishView(APIView):
@@ -268,6 +294,10 @@ class DocumentPublishView(APIView):
         request=None,
         parameters=[IF_MATCH],
         responses={200: DocumentSerializer, **error_responses(401, 403, 404, 409, 428)},
+        description=(
+            "Refused with 403 separation_of_duties when the caller uploaded this "
+            "version (REVIEW_REQUIRE_SECOND_PERSON)."
+        ),
         summary="Publish a reviewed document (archives the previous version)",
     )
     def post(self, request, document_id):

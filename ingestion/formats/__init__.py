@@ -13,7 +13,8 @@ Whatever is wrong with the input surfaces as `ParseError`, whose `reason` is sho
 safe to show to users or store on a task row: no paths, no tracebacks. Inputs beyond
 `ParseLimits` raise its subclasses `FileTooLarge` and `TooManyPages`, checked before
 the expensive work starts (a DOCX, PPTX or XLSX is measured from its zip directory,
-never inflated).
+and its members inflated in bounded chunks that may not pass their declared size),
+and `TextTooLarge` for more text than one document may produce.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..blocks import Block, ParseError, ParseLimits, gc_paused
+from ..blocks import Block, ParseError, ParseLimits, check_text_length, gc_paused
 from . import docx, html, image, markdown, pdf, pptx, text, xlsx
 from .base import Parser, ParseRequest
 
@@ -54,7 +55,8 @@ def parse_document(
     body, cut at headings. Other kinds are read whole. A DOCX's XML tree is
     appended to `retain`, if given, for the caller to free when it suits it.
     `progress(done, total)` hears of each page of this shard read (PDF, images);
-    `more_time(seconds)` of a slow page about to be read (OCR).
+    `more_time(seconds)` of a slow page about to be read (OCR). Text beyond
+    `max_text_chars` raises TextTooLarge here, before it is chunked.
     """
     parser = PARSERS.get(kind)
     if parser is None:
@@ -71,7 +73,11 @@ def parse_document(
         raise
     except Exception as exc:
         raise ParseError(f"unreadable {kind} document: {type(exc).__name__}") from exc
-    return [block for block in blocks if block.text.strip()]
+    kept = [block for block in blocks if block.text.strip()]
+    check_text_length(
+        sum(len(block.text) for block in kept), request.limits.max_text_chars
+    )
+    return kept
 
 
 __all__ = ["PARSERS", "ParseRequest", "Parser", "parse_document"]

@@ -1,6 +1,7 @@
-"""Office Open XML packages (DOCX now; XLSX and PPTX share the format): the zip
-checked against the limits before anything is inflated, and parts found the way
-Office finds them, through content types and relationships.
+"""Office Open XML packages (DOCX, XLSX, PPTX): the zip checked against the limits
+before anything is inflated, members inflated in bounded chunks that may not pass
+their declared size, and parts found the way Office finds them, through content
+types and relationships.
 
 Only the parts asked for are inflated and parsed, as plain lxml: python-docx's
 `Document()` parses every XML part into its own element classes, and even its
@@ -15,9 +16,11 @@ read only transitional (`transitional_package`).
 
 from __future__ import annotations
 
+import copy
 import io
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -42,6 +45,9 @@ _XML_PARSER = etree.XMLParser(
     remove_blank_text=True, resolve_entities=False, no_network=True
 )
 _RATIO_CHECK_BYTES = 1024 * 1024
+# Inflated bytes per read of a member: zipfile's own read() inflates a member's
+# whole stream at once and only then cuts it to the declared size.
+_READ_CHUNK_BYTES = 64 * 1024
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 # Strict Open XML names its namespaces http://purl.oclc.org/ooxml/<group>/<name>
@@ -121,8 +127,8 @@ def check_archive(data: bytes, limits: ParseLimits, *, label: str) -> None:
     """Refuse an encrypted package (`reject_encrypted`) and a zip bomb from its
     central directory, before anything is inflated.
 
-    The declared sizes are a hard bound: `zipfile` stops inflating a member at its
-    declared size (and then fails its CRC), so a member cannot lie its way past this.
+    The declared sizes are then a hard bound: members are read through
+    `BoundedZipFile`, which fails as soon as one inflates to more than it declares.
     `label` names the format in the reason ("DOCX").
     """
     reject_encrypted(data, label=label)
@@ -151,6 +157,96 @@ def check_archive(data: bytes, limits: ParseLimits, *, label: str) -> None:
             )
 
 
+def check_members(data: bytes, *, label: str) -> None:
+    """Inflate every member once, in bounded chunks, and refuse a package whose
+    members inflate to more than its zip directory declares.
+
+    For packages a library opens itself (openpyxl, python-pptx), with zipfile's
+    unbounded read: once every member is shown to end within its declared size,
+    which `check_archive` bounded, those reads are bounded too.
+    """
+    with _zip_errors(label), BoundedZipFile(io.BytesIO(data), label=label) as archive:
+        for info in archive.infolist():
+            with archive.open(info) as member:
+                while member.read(_READ_CHUNK_BYTES):
+                    pass
+
+
+class BoundedZipFile(zipfile.ZipFile):
+    """A zip whose members are inflated in bounded chunks and may not inflate past
+    their declared size (`FileTooLarge`, "a zip bomb").
+
+    zipfile believes the central directory: it inflates a member's whole stream and
+    then cuts it to the declared size, where the CRC may even match. Here a member is
+    opened as if it declared one byte more, so that a byte past its size shows, and
+    its CRC is checked here (zipfile's would fail on that byte first).
+    """
+
+    def __init__(self, file: io.BytesIO, *, label: str) -> None:
+        super().__init__(file)
+        self.label = label
+
+    def open(self, name, mode="r", pwd=None, *, force_zip64=False):  # type: ignore[override]
+        if mode != "r":
+            return super().open(name, mode, pwd, force_zip64=force_zip64)
+        info = name if isinstance(name, zipfile.ZipInfo) else self.getinfo(name)
+        probe = copy.copy(info)
+        probe.file_size = info.file_size + 1
+        del probe.CRC  # zipfile checks a CRC only where its ZipInfo has one
+        return _BoundedMember(super().open(probe, "r", pwd), info, self.label)
+
+
+class _BoundedMember(io.BufferedIOBase):
+    """A member's inflated bytes, at most `_READ_CHUNK_BYTES` inflated per step."""
+
+    def __init__(self, raw: zipfile.ZipExtFile, info: zipfile.ZipInfo, label: str):
+        super().__init__()
+        self._raw = raw
+        self._info = info
+        self._left = info.file_size
+        self._crc = 0
+        self._label = label
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            parts = []
+            while part := self.read(_READ_CHUNK_BYTES):
+                parts.append(part)
+            return b"".join(parts)
+        data = self._raw.read(min(size, _READ_CHUNK_BYTES))
+        self._left -= len(data)
+        if self._left < 0:
+            raise FileTooLarge(
+                f"a part of the {self._label} inflates to more than its zip "
+                "directory declares (a zip bomb)"
+            )
+        self._crc = zlib.crc32(data, self._crc)
+        if size and not data and self._crc != self._info.CRC:
+            raise zipfile.BadZipFile(f"bad CRC-32 for {self._info.filename!r}")
+        return data
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(size if size >= 0 else _READ_CHUNK_BYTES)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+@contextmanager
+def _zip_errors(label: str) -> Iterator[None]:
+    """A damaged zip or member is "not a valid {label} archive"; limits pass."""
+    try:
+        yield
+    except (ParseError, MemoryError):
+        raise
+    except Exception as exc:  # zipfile fails in many ways on a damaged archive
+        raise ParseError(f"not a valid {label} archive") from exc
+
+
 def transitional_package(
     data: bytes, limits: ParseLimits | None = None, *, label: str = "Office"
 ) -> bytes:
@@ -163,7 +259,7 @@ def transitional_package(
     """
     check_archive(data, limits or ParseLimits(), label=label)
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as original:
+        with BoundedZipFile(io.BytesIO(data), label=label) as original:
             if not _is_strict(original):
                 return data
             buffer = io.BytesIO()
@@ -173,7 +269,7 @@ def transitional_package(
                     if _XML_MEMBER.search(info.filename):
                         member = transitional_xml(member)
                     copy.writestr(info, member)
-    except MemoryError:
+    except (ParseError, MemoryError):
         raise
     except Exception as exc:  # a damaged member
         raise ParseError(f"not a valid {label} archive") from exc
@@ -200,7 +296,7 @@ class Package:
     def __init__(self, data: bytes, *, label: str) -> None:
         self.label = label
         with self._errors(malformed_xml=False):
-            self._archive = zipfile.ZipFile(io.BytesIO(data))
+            self._archive = BoundedZipFile(io.BytesIO(data), label=label)
             self._content_types = self._xml("[Content_Types].xml")
 
     def main_part(self, content_types: frozenset[str], wrong_kind: str) -> PackURI:
@@ -236,7 +332,7 @@ class Package:
             if malformed_xml:
                 raise ParseError(f"the {self.label} holds malformed XML") from exc
             raise ParseError(f"not a valid {self.label} archive") from exc
-        except MemoryError:
+        except (ParseError, MemoryError):
             raise
         except Exception as exc:  # a damaged member, a relationship without a target
             raise ParseError(f"not a valid {self.label} archive") from exc
@@ -269,14 +365,14 @@ class Package:
         return None
 
 
-def with_forward_slashes(data: bytes) -> bytes:
+def with_forward_slashes(data: bytes, *, label: str = "Office") -> bytes:
     """The package with its part names written with "/", as the standard has them.
 
     Some exporters write `xl\\workbook.xml`, which Office reads and openpyxl and
     python-pptx do not. Rewritten (stored, not compressed) only when that happens;
     call it after `check_archive`, which bounds what is inflated here.
     """
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+    with BoundedZipFile(io.BytesIO(data), label=label) as archive:
         members = archive.infolist()
         if not any("\\" in info.filename for info in members):
             return data

@@ -50,11 +50,13 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     """Every slide not marked hidden, in order; the request's shard does not apply.
 
     The archive is checked against the limits, and its slides counted from the zip
-    directory against `max_slides`, before anything is inflated.
+    directory against `max_slides`, before anything is parsed; every member is
+    inflated once in bounded chunks first (`ooxml.check_members`).
     """
     limits = request.limits
     ooxml.check_archive(data, limits, label="PPTX")
-    data = ooxml.with_forward_slashes(data)
+    ooxml.check_members(data, label="PPTX")  # python-pptx inflates them unbounded
+    data = ooxml.with_forward_slashes(data, label="PPTX")
     data = ooxml.transitional_package(data, limits, label="PPTX")  # for python-pptx
     _check_slide_count(data, limits.max_slides)
     try:

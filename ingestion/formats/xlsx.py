@@ -43,7 +43,8 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     very hidden sheets are left out; the request's shard does not apply. A Strict
     Open XML workbook is read from a transitional copy, which openpyxl can read."""
     ooxml.check_archive(data, request.limits, label="XLSX")
-    data = ooxml.with_forward_slashes(data)
+    ooxml.check_members(data, label="XLSX")  # openpyxl inflates them unbounded
+    data = ooxml.with_forward_slashes(data, label="XLSX")
     data = ooxml.transitional_package(data, request.limits, label="XLSX")
     with warnings.catch_warnings():
         # openpyxl warns about styles and extensions it does not read; not our concern.

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -24,8 +25,10 @@ from rest_framework.views import APIView
 
 from config.errors import DomainError
 from config.openapi import error_responses
+from config.throttling import Slot, SlotHeldStream, Slots
 from retrieval import conversations
 from retrieval.answers import chat as answers
+from retrieval.errors import TooManyStreams
 from retrieval.metrics import CHAT_SECONDS
 
 from .chat_serializers import ChatRequestSerializer, ChatResponseSerializer
@@ -34,9 +37,14 @@ logger = logging.getLogger(__name__)
 
 
 class ChatView(APIView):
+    throttle_scope = "chat"
+
     @extend_schema(
         request=ChatRequestSerializer,
-        responses={200: ChatResponseSerializer, **error_responses(401, 404, 422, 503)},
+        responses={
+            200: ChatResponseSerializer,
+            **error_responses(401, 404, 422, 429, 503),
+        },
         summary="Answer from the caller's published documents, with citations",
     )
     def post(self, request):
@@ -82,6 +90,7 @@ A failure after the start ends the stream with `run.failed` {error_code, detail}
 class ChatStreamView(APIView):
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JSONBeforeStreaming
+    throttle_scope = "chat"
 
     @extend_schema(
         request=ChatRequestSerializer,
@@ -89,7 +98,7 @@ class ChatStreamView(APIView):
             (200, "text/event-stream"): OpenApiResponse(
                 response=OpenApiTypes.STR, description=STREAM_DESCRIPTION
             ),
-            **error_responses(401, 404, 422),
+            **error_responses(401, 404, 422, 429),
         },
         summary="The same answer as /api/chat, as server-sent events",
     )
@@ -105,13 +114,30 @@ class ChatStreamView(APIView):
             conversation_id=data.get("conversation_id"),
         )
         scope = answers.chat_scope(request.user, data.get("knowledge_base_ids"))
-        response = StreamingHttpResponse(
-            _numbered(_events(request.user, turn, scope)),
-            content_type="text/event-stream",
-        )
+        slot = _stream_slot(request.user)
+        try:
+            response = StreamingHttpResponse(
+                SlotHeldStream(_numbered(_events(request.user, turn, scope)), slot),
+                content_type="text/event-stream",
+            )
+        except BaseException:
+            slot.release()
+            raise
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
         return response
+
+
+def _stream_slot(user) -> Slot:
+    """One of the caller's CHAT_MAX_CONCURRENT_STREAMS_PER_USER, or `429`."""
+    slot = Slots(
+        "chat-stream",
+        limit=settings.CHAT_MAX_CONCURRENT_STREAMS_PER_USER,
+        ttl_seconds=settings.CHAT_STREAM_SLOT_TTL_SECONDS,
+    ).acquire(str(user.pk))
+    if slot is None:
+        raise TooManyStreams()
+    return slot
 
 
 def _events(

@@ -48,11 +48,13 @@ class DocumentChangesView(APIView):
 
 
 class SearchView(APIView):
+    throttle_scope = "search"
+
     @extend_schema(
         request=SearchRequestSerializer,
         responses={
             200: SearchResponseSerializer,
-            **error_responses(401, 404, 422, 503),
+            **error_responses(401, 404, 422, 429, 503),
         },
         summary="Search the published chunks of the caller's knowledge bases",
     )
@@ -78,9 +80,14 @@ def _ranked(hits) -> list[dict]:
 
 
 class RetrievalDebugView(APIView):
+    throttle_scope = "search"
+
     @extend_schema(
         request=DebugRequestSerializer,
-        responses={200: DebugResponseSerializer, **error_responses(401, 403, 422)},
+        responses={
+            200: DebugResponseSerializer,
+            **error_responses(401, 403, 422, 429),
+        },
         summary="Every stage of a search, with ranks and scores (reviewers, staff)",
     )
     def post(self, request):

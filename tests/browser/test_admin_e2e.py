@@ -12,13 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from documents.models import Document, DocumentStatus, Role
 from ingestion import services
 from ingestion.models import IngestionTask, TaskStatus
 from tests.conftest import REPO
-from tests.factories import DocumentFactory, IngestionTaskFactory
+from tests.factories import DocumentFactory, IngestionTaskFactory, api_token_for
 from tests.live import http
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -163,11 +162,10 @@ def test_reviewer_journey(
     assert Document.objects.get(pk=fresh.pk).status == DocumentStatus.PUBLISHED
 
     # Answered by the chat API.
-    token, _ = Token.objects.get_or_create(user=reviewer)
     status, body = http(
         "POST",
         f"{live_server.url}/api/chat",
-        token.key,
+        api_token_for(reviewer),
         json.dumps({"question": "How many days of annual leave?"}).encode(),
         {"Content-Type": "application/json"},
     )

@@ -30,12 +30,12 @@ def reject(client, document, reason="Wrong numbers in section 2", lock=None):
 
 class TestListAndDetail:
     def test_lists_visible_documents_with_all_fields(
-        self, viewer, client_for, knowledge_base, other_knowledge_base
+        self, editor, client_for, knowledge_base, other_knowledge_base
     ):
         mine = DocumentFactory(knowledge_base=knowledge_base)
         DocumentFactory(knowledge_base=other_knowledge_base)
 
-        response = client_for(viewer).get("/api/documents")
+        response = client_for(editor).get("/api/documents")
 
         assert response.status_code == 200
         body = response.json()
@@ -62,8 +62,8 @@ class TestListAndDetail:
     def test_filters_by_knowledge_base_and_status(
         self, member, client_for, knowledge_base, other_knowledge_base
     ):
-        user = member(Role.VIEWER)
-        member(Role.VIEWER, kb=other_knowledge_base, username=user.username)
+        user = member(Role.EDITOR)
+        member(Role.EDITOR, kb=other_knowledge_base, username=user.username)
         draft = DocumentFactory(knowledge_base=knowledge_base)
         published = DocumentFactory(knowledge_base=knowledge_base, published=True)
         other = DocumentFactory(knowledge_base=other_knowledge_base)
@@ -85,9 +85,9 @@ class TestListAndDetail:
         assert response.status_code == 422
         assert response.json()["error_code"] == "validation_error"
 
-    def test_paginates(self, viewer, client_for, knowledge_base):
+    def test_paginates(self, editor, client_for, knowledge_base):
         DocumentFactory.create_batch(5, knowledge_base=knowledge_base)
-        client = client_for(viewer)
+        client = client_for(editor)
 
         page_one = client.get("/api/documents?page_size=2").json()
         page_three = client.get("/api/documents?page_size=2&page=3").json()
@@ -98,9 +98,9 @@ class TestListAndDetail:
         assert len(page_three["results"]) == 1
         assert page_three["next"] is None
 
-    def test_detail_and_etag(self, viewer, client_for, knowledge_base):
+    def test_detail_and_etag(self, editor, client_for, knowledge_base):
         document = DocumentFactory(knowledge_base=knowledge_base, lock_version=7)
-        response = client_for(viewer).get(f"/api/documents/{document.pk}")
+        response = client_for(editor).get(f"/api/documents/{document.pk}")
         assert response.status_code == 200
         assert response.json()["lock_version"] == 7
         assert response["ETag"] == '"7"'
@@ -115,9 +115,9 @@ class TestListAndDetail:
             assert response.status_code == 404
             assert response.json()["error_code"] == "not_found"
 
-    def test_download_original(self, viewer, client_for, knowledge_base):
+    def test_download_original(self, editor, client_for, knowledge_base):
         document = DocumentFactory(knowledge_base=knowledge_base, content=b"# Hi\n")
-        response = client_for(viewer).get(f"/api/documents/{document.pk}/file")
+        response = client_for(editor).get(f"/api/documents/{document.pk}/file")
         assert response.status_code == 200
         assert b"".join(response.streaming_content) == b"# Hi\n"
         assert document.filename in response["Content-Disposition"]

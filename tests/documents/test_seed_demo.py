@@ -9,6 +9,12 @@ from documents.models import Document, KnowledgeBase, Membership
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _development(settings):
+    # The demo is for development; tests/security checks its refusal in production.
+    settings.DEBUG = True
+
+
 def roles() -> set[tuple[str, str, str]]:
     return set(
         Membership.objects.values_list("user__username", "knowledge_base_id", "role")

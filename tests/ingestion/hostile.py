@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 import zlib
 
@@ -117,3 +118,90 @@ def text_pages_pdf(pages: list[str], *, slow_page: int | None = None) -> bytes:
         kids.append(b"%d 0 R" % len(objects))
     objects[1] = b"<</Type/Pages/Kids[%s]/Count %d>>" % (b" ".join(kids), len(kids))
     return build_pdf(objects)
+
+
+_RUN_BLOCK = 1 << 20
+
+
+def _deflated_run(prefix: bytes, run_bytes: int, byte: bytes = b" ") -> bytes:
+    """A raw deflate stream of `prefix` then `run_bytes` of `byte`, made in
+    milliseconds: a 1 MiB block deflated after a full flush (which resets the
+    compressor) is the same bytes every time, so it is deflated once and repeated."""
+    head = zlib.compressobj(9, zlib.DEFLATED, -15)
+    stream = head.compress(prefix) + head.flush(zlib.Z_FULL_FLUSH)
+    one = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = one.compress(byte * _RUN_BLOCK) + one.flush(zlib.Z_FULL_FLUSH)
+    whole, rest = divmod(run_bytes, _RUN_BLOCK)
+    tail = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return stream + block * whole + tail.compress(byte * rest) + tail.flush()
+
+
+def lying_package(package: bytes, member: str, inflated_bytes: int) -> bytes:
+    """`package` (a real DOCX, XLSX or PPTX) whose `member` inflates to itself
+    followed by `inflated_bytes` of spaces (still well-formed XML), while its zip
+    directory and local header declare the member's original size and CRC.
+
+    The compressed size is true (about 1 KiB per MiB inflated) and the declared one
+    small, so the directory's size and ratio checks pass; a reader that believes
+    the declared size and stops there even finds the right CRC.
+    """
+    with zipfile.ZipFile(io.BytesIO(package)) as original:
+        members = [(info, original.read(info)) for info in original.infolist()]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for info, content in members:
+            if info.filename == member:
+                # Stored first, the deflate stream as its bytes; patched below.
+                stored = zipfile.ZipInfo(member, date_time=info.date_time)
+                archive.writestr(stored, _deflated_run(content, inflated_bytes))
+                declared = (len(content), zlib.crc32(content))
+            else:
+                archive.writestr(info, content, compress_type=zipfile.ZIP_DEFLATED)
+    data = bytearray(buffer.getvalue())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        local = archive.getinfo(member).header_offset
+        central = archive.start_dir
+    size, crc = declared
+    # Local header: method at 8, CRC at 14, uncompressed size at 22.
+    struct.pack_into("<H", data, local + 8, zipfile.ZIP_DEFLATED)
+    struct.pack_into("<I", data, local + 14, crc)
+    struct.pack_into("<I", data, local + 22, size)
+    while data[central : central + 4] == b"PK\x01\x02":
+        name_length, extra_length, comment_length = struct.unpack_from(
+            "<HHH", data, central + 28
+        )
+        name = bytes(data[central + 46 : central + 46 + name_length]).decode()
+        if name == member:
+            # Central directory entry: method at 10, CRC at 16, size at 24.
+            struct.pack_into("<H", data, central + 10, zipfile.ZIP_DEFLATED)
+            struct.pack_into("<I", data, central + 16, crc)
+            struct.pack_into("<I", data, central + 24, size)
+        central += 46 + name_length + extra_length + comment_length
+    return bytes(data)
+
+
+def xlsx_bytes() -> bytes:
+    """A small real workbook: one sheet, a header row and two data rows."""
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.title = "Leave"
+    for row in (("Grade", "Days"), ("Staff", 25), ("Senior", 30)):
+        sheet.append(row)
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def pptx_bytes() -> bytes:
+    """A small real presentation: one slide with a title and a bullet."""
+    from pptx import Presentation
+
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = "Leave policy"
+    slide.placeholders[1].text_frame.text = "Every employee receives 25 days."
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+    return buffer.getvalue()

@@ -132,12 +132,12 @@ class TestObserve:
             assert response.status_code == 404
             assert response.json()["error_code"] == "not_found"
 
-    def test_document_history_newest_first(self, viewer, client_for, knowledge_base):
+    def test_document_history_newest_first(self, editor, client_for, knowledge_base):
         document = DocumentFactory(knowledge_base=knowledge_base, processing=True)
         first = IngestionTaskFactory(document=document, status="cancelled")
         second = IngestionTaskFactory(document=document, status="queued")
 
-        response = client_for(viewer).get(
+        response = client_for(editor).get(
             f"/api/documents/{document.pk}/ingestion-tasks"
         )
 

@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 from django.db import connection
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from documents.models import Document
 from ingestion.models import IngestionTask
 from retrieval.models import Chunk
-from tests.factories import DocumentFactory, IngestionTaskFactory
+from tests.factories import DocumentFactory, IngestionTaskFactory, api_token_for
 from tests.ingestion.hostile import slow_pdf
 from tests.ingestion.processes import Process, slow_worker_env, wait_until
 from tests.live import free_port, http, multipart
@@ -311,7 +310,7 @@ def test_eight_workers_and_the_api_under_load_never_see_a_locked_database(
 ):
     port = free_port()
     base = f"http://127.0.0.1:{port}/api"
-    token = Token.objects.create(user=editor).key
+    token = api_token_for(editor)
     processes = [Process(process_env, "runserver", f"127.0.0.1:{port}", "--noreload")]
     processes += [Process(process_env, "relay_outbox", "--loop")]
     processes += [

@@ -14,6 +14,12 @@ from tests.factories import DocumentFactory, IngestionTaskFactory
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _public_metrics(settings):
+    # These tests read the numbers; who may read them is tested in tests/security.
+    settings.METRICS_PUBLIC = True
+
+
 def samples(response) -> dict[tuple[str, tuple], float]:
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value

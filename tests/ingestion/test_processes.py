@@ -8,13 +8,12 @@ import sys
 import time
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from documents.models import Document, DocumentStatus
 from ingestion.models import IngestionTask, TaskStatus
 from retrieval.models import Chunk
 from tests.conftest import REPO
-from tests.factories import DocumentFactory, IngestionTaskFactory
+from tests.factories import DocumentFactory, IngestionTaskFactory, api_token_for
 from tests.live import free_port, http, multipart
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -80,7 +79,7 @@ def test_api_and_worker_in_separate_processes(editor, manage, process_env):
                     break
             except OSError:
                 time.sleep(0.1)
-        token = Token.objects.create(user=editor).key
+        token = api_token_for(editor)
         payload, headers = multipart(
             {"knowledge_base_id": "kb-company"},
             "leave.md",

@@ -12,10 +12,10 @@ import sys
 import time
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from documents.models import Role
 from tests.conftest import REPO
+from tests.factories import api_token_for
 from tests.live import free_port, http, multipart
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -58,8 +58,8 @@ def test_upload_worker_publish_chat_with_originals_in_s3(
     }
     editor = member(Role.EDITOR, username="s3-editor")
     reviewer = member(Role.REVIEWER, username="s3-reviewer")
-    editor_token = Token.objects.create(user=editor).key
-    reviewer_token = Token.objects.create(user=reviewer).key
+    editor_token = api_token_for(editor)
+    reviewer_token = api_token_for(reviewer)
 
     port = free_port()
     api = subprocess.Popen(

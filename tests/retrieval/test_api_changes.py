@@ -88,10 +88,10 @@ def test_a_member_reads_the_changes(client_for, member, versions):
     assert body["unlisted_changes"] == 0
 
 
-def test_without_a_published_version(client_for, viewer, knowledge_base):
+def test_without_a_published_version(client_for, reviewer, knowledge_base):
     draft = DocumentFactory(knowledge_base=knowledge_base, review_pending=True)
 
-    body = client_for(viewer).get(url(draft)).json()
+    body = client_for(reviewer).get(url(draft)).json()
 
     assert body["comparison"] == "no_published_version"
     assert body["published_document_id"] is None

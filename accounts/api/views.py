@@ -1,0 +1,72 @@
+"""Thin HTTP edges over `accounts.services` and `accounts.login_attempts`."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from django.contrib.auth.signals import user_logged_in
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.authentication import BearerOrTokenAuthentication
+from config.openapi import error_responses
+
+from .. import services
+from ..client_address import client_address
+from ..login_attempts import login_attempt_begin
+from .serializers import TokenRequestSerializer, TokenSerializer
+
+
+class TokenView(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        request=TokenRequestSerializer,
+        responses={200: TokenSerializer, **error_responses(401, 422, 429)},
+        summary="Exchange a username and password for a new API token",
+        description="Every login gets a new token, valid until `expires_at`. "
+        "Attempts are throttled per address and per username (429 `throttled`); "
+        "repeated failures lock the account for a while (429 `account_locked`). "
+        "Both come with Retry-After.",
+    )
+    def post(self, request):
+        serializer = TokenRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        login_attempt_begin(
+            address=client_address(request),
+            username=serializer.validated_data["username"],
+        )
+        user = authenticate(request=request, **serializer.validated_data)
+        if user is None or not user.is_active:
+            raise AuthenticationFailed("Wrong username or password.")
+        user_logged_in.send(sender=type(user), request=request, user=user)
+        issued = services.api_token_issue(user=user)
+        return Response(TokenSerializer(issued).data)
+
+
+class LogoutView(APIView):
+    authentication_classes = [BearerOrTokenAuthentication]
+
+    @extend_schema(
+        request=None,
+        responses={204: None, **error_responses(401)},
+        summary="Revoke the token this request is made with",
+    )
+    def post(self, request):
+        services.api_token_revoke(token=request.auth)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class LogoutAllView(APIView):
+    @extend_schema(
+        request=None,
+        responses={204: None, **error_responses(401)},
+        summary="Revoke every API token of the caller",
+    )
+    def post(self, request):
+        services.api_token_revoke_all(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
