@@ -48,6 +48,7 @@ bench: venv
 	$(PY) bench/script_normalisation.py
 	$(PY) bench/passage_diff.py
 	$(PY) bench/ocr_engines.py
+	$(PY) bench/hostile_inputs.py
 
 # The same measurements, smaller, in under two minutes (numbers are noisier).
 bench-quick: venv

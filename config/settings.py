@@ -352,6 +352,14 @@ INGESTION_SHUTDOWN_GRACE_SECONDS = env.float(
 INGESTION_PARSE_TIMEOUT_SECONDS = env.float(
     "INGESTION_PARSE_TIMEOUT_SECONDS", default=120.0
 )
+# Text, Markdown and HTML get base + per-MiB seconds (at most the limit above), so
+# that a small hostile file fails fast instead of holding the worker for minutes.
+INGESTION_TEXT_PARSE_BASE_SECONDS = env.float(
+    "INGESTION_TEXT_PARSE_BASE_SECONDS", default=10.0
+)
+INGESTION_TEXT_PARSE_SECONDS_PER_MIB = env.float(
+    "INGESTION_TEXT_PARSE_SECONDS_PER_MIB", default=2.0
+)
 INGESTION_PARSE_MEMORY_BYTES = env.int(
     "INGESTION_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024
 )

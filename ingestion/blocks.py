@@ -7,6 +7,9 @@ imports pdfminer, python-docx or lxml.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 HEADING = "heading"
@@ -26,6 +29,22 @@ CJK_CLASS = (
 )
 _MAX_REASON = 200
 CELL_SEPARATOR = " | "
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Run without the cyclic garbage collector. Parsing and chunking make a block
+    or a chunk per few bytes of a dense file, all kept to the end, which every
+    collection would scan again (docs/security/parsing.md); they make no cycles
+    worth collecting meanwhile."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def table_row_text(cells: list[str]) -> str:

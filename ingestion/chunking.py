@@ -38,6 +38,7 @@ from ingestion.blocks import (
     Block,
     WireError,
     check_chunk_count,
+    gc_paused,
     wire_confidence,
     wire_int,
     wire_list,
@@ -60,8 +61,10 @@ _CLOSERS = "\u201d\u2019\u300d\u300f\uff09)\\]\"'"
 _BREAKS = (
     # Sentence ends: CJK full stop, exclamation and question marks (also fullwidth),
     # a Latin full stop only before whitespace (not in 3.5 or example.com), newlines.
+    # A run of full stops is tried from its first only, and never given back, so a
+    # long run costs its length once.
     re.compile(
-        rf"[\u3002\uff01\uff1f!?]+[{_CLOSERS}]*|\.+[{_CLOSERS}]*(?=\s)|\n+",
+        rf"[\u3002\uff01\uff1f!?]+[{_CLOSERS}]*|(?<!\.)\.++[{_CLOSERS}]*+(?=\s)|\n+",
     ),
     re.compile("[\uff1b;]"),  # semicolons
     re.compile("[\uff0c,\u3001\uff1a:]"),  # commas, enumeration commas, colons
@@ -123,6 +126,7 @@ def text_units(
     return _Measure(max_cjk_chars / max_latin_words)(text)
 
 
+@gc_paused()
 def chunk_blocks(
     blocks: Sequence[Block],
     *,

@@ -99,6 +99,25 @@ def parse_limits() -> ParseLimits:
     )
 
 
+# Read whole by parsers whose time grows with the file's size alone (linear:
+# docs/security/parsing.md), unlike pages of a PDF or OCR.
+TEXT_KINDS = frozenset({"text", "markdown", "html"})
+
+
+def parse_timeout_seconds(kind: str, size: int) -> float:
+    """The wall-clock limit of parsing `size` bytes of `kind`: text kinds get a
+    base plus a share per MiB, so that a small hostile file fails fast; every
+    limit is at most INGESTION_PARSE_TIMEOUT_SECONDS."""
+    ceiling = settings.INGESTION_PARSE_TIMEOUT_SECONDS
+    if kind not in TEXT_KINDS:
+        return ceiling
+    scaled = (
+        settings.INGESTION_TEXT_PARSE_BASE_SECONDS
+        + settings.INGESTION_TEXT_PARSE_SECONDS_PER_MIB * size / 2**20
+    )
+    return min(ceiling, round(scaled, 1))
+
+
 def parse_memory_bytes() -> int | None:
     return settings.INGESTION_PARSE_MEMORY_BYTES or None
 
@@ -309,12 +328,13 @@ class IngestionPipeline:
         they go; the whole, joined from several parsers' shares, is checked here.
         """
         limits = parse_limits()
+        kind = kind_for_content_type(document.content_type)
         try:
             extracted = self.sandbox.extract(
-                kind_for_content_type(document.content_type),
+                kind,
                 data,
                 limits=limits,
-                timeout=settings.INGESTION_PARSE_TIMEOUT_SECONDS,
+                timeout=parse_timeout_seconds(kind, len(data)),
                 memory_bytes=parse_memory_bytes(),
                 interrupt=self._while_parsing,
                 processes=settings.INGESTION_PARSE_PROCESSES,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..blocks import Block, ParseError, ParseLimits, check_text_length
+from ..blocks import Block, ParseError, ParseLimits, check_text_length, gc_paused
 from . import docx, html, image, markdown, pdf, pptx, text, xlsx
 from .base import Parser, ParseRequest
 
@@ -67,7 +67,8 @@ def parse_document(
     if more_time is not None:
         request = replace(request, more_time=more_time)
     try:
-        blocks = parser(data, request)
+        with gc_paused():
+            blocks = parser(data, request)
     except (ParseError, MemoryError):
         raise
     except Exception as exc:

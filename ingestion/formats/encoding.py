@@ -67,7 +67,7 @@ _LONE_BY_LATIN = re.compile(
     r"|(?<![^\x00-\x7f])[^\x00-\x7f](?=[A-Za-z])"
 )
 _HTML_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.()+-]+)""", re.IGNORECASE
+    rb"""<meta[^<>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.()+-]+)""", re.IGNORECASE
 )
 
 

@@ -1,10 +1,19 @@
 """HTML: the visible text of a page as headings, paragraphs, list items and table
-rows; scripts, styles and hidden elements are left out."""
+rows; scripts, styles and hidden elements are left out.
+
+The page is read by libxml2's HTML parser (through lxml) with this module as its
+event target: it runs in time linear in the input, where the standard library's
+`html.parser` rescans an unclosed tag from its start at every feed (quadratic on a
+page of unclosed tags, docs/security/parsing.md). libxml2 closes the elements a page
+leaves open, so every start has its end and a hidden element can be skipped whole.
+"""
 
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
+from collections.abc import Mapping
+
+from lxml import etree
 
 from ..blocks import HEADING, LIST_ITEM, PARAGRAPH, TABLE_ROW, Block, table_row_text
 from .base import ParseRequest
@@ -26,28 +35,6 @@ _HTML_SKIP = frozenset(
         "select",
         "textarea",
     }
-)
-_HTML_VOID = frozenset(
-    {
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-    }
-)
-# Elements whose end tag is often omitted: hiding them could swallow the page.
-_HTML_OPTIONAL_END = frozenset(
-    {"p", "li", "dt", "dd", "tr", "td", "th", "option", "tbody", "thead", "tfoot"}
 )
 _HTML_BLOCK = frozenset(
     {
@@ -99,50 +86,37 @@ class _TableState:
         self.cell: list[str] | None = None
 
 
-class _HTMLTextExtractor(HTMLParser):
-    """Collects visible text as blocks; block elements and <br> end a paragraph."""
+class _HTMLTextExtractor:
+    """An lxml parser target: collects visible text as blocks; block elements and
+    <br> end a paragraph."""
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.blocks: list[Block] = []
         self._headings = HeadingStack()
         self._parts: list[str] = []
         self._preformatted = False
-        self._skip_tag: str | None = None
-        self._skip_depth = 0
+        self._skip_depth = 0  # open elements inside a skipped one, itself included
         self._pre_depth = 0
         self._list_depth = 0
         self._heading: int | None = None
         self._tables: list[_TableState] = []
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._skip_tag is not None:
-            if tag == self._skip_tag:
-                self._skip_depth += 1
-            return
-        if tag in _HTML_SKIP or _html_hidden(attrs):
-            if tag not in _HTML_VOID and tag not in _HTML_OPTIONAL_END:
-                self._skip_tag, self._skip_depth = tag, 1
-                return
-            if tag in _HTML_VOID:
-                return
-        self._start(tag)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._skip_tag is None and tag in _HTML_VOID and not _html_hidden(attrs):
+    def start(self, tag: str, attrib: Mapping[str, str]) -> None:
+        if self._skip_depth:
+            self._skip_depth += 1
+        elif tag in _HTML_SKIP or _html_hidden(attrib):
+            self._skip_depth = 1
+        else:
             self._start(tag)
 
-    def handle_endtag(self, tag: str) -> None:
-        if self._skip_tag is not None:
-            if tag == self._skip_tag:
-                self._skip_depth -= 1
-                if self._skip_depth <= 0:
-                    self._skip_tag = None
-            return
-        self._end(tag)
+    def end(self, tag: str) -> None:
+        if self._skip_depth:
+            self._skip_depth -= 1
+        else:
+            self._end(tag)
 
-    def handle_data(self, data: str) -> None:
-        if self._skip_tag is not None:
+    def data(self, data: str) -> None:
+        if self._skip_depth:
             return
         cell = self._cell()
         if cell is not None:
@@ -154,11 +128,11 @@ class _HTMLTextExtractor(HTMLParser):
             # Keep one space at the edges: "<b>big</b> deal" must not glue words.
             self._parts.append(_WHITESPACE.sub(" ", data))
 
-    def close(self) -> None:
-        super().close()
+    def close(self) -> list[Block]:
         while self._tables:
             self._end_table()
         self._flush()
+        return self.blocks
 
     def _cell(self) -> list[str] | None:
         return self._tables[-1].cell if self._tables else None
@@ -230,6 +204,8 @@ class _HTMLTextExtractor(HTMLParser):
         self._tables.pop()
 
     def _flush(self) -> None:
+        if not self._parts and self._heading is None:
+            return
         raw = "".join(self._parts)
         self._parts = []
         preformatted, self._preformatted = self._preformatted, False
@@ -254,20 +230,25 @@ class _HTMLTextExtractor(HTMLParser):
         )
 
 
-def _html_hidden(attrs: list[tuple[str, str | None]]) -> bool:
-    for name, value in attrs:
-        if name == "hidden":
-            return True
-        if name == "aria-hidden" and (value or "").lower() == "true":
-            return True
-        if name == "style" and value and _HTML_HIDDEN_STYLE.search(value):
-            return True
-    return False
+def _html_hidden(attrib: Mapping[str, str]) -> bool:
+    if not attrib:
+        return False
+    if "hidden" in attrib:
+        return True
+    if attrib.get("aria-hidden", "").lower() == "true":
+        return True
+    style = attrib.get("style")
+    return bool(style and _HTML_HIDDEN_STYLE.search(style))
 
 
 def parse(data: bytes, request: ParseRequest) -> list[Block]:
     """The whole page (the request's shard and limits do not apply)."""
-    extractor = _HTMLTextExtractor()
-    extractor.feed(clean_text(decode_text(data, html_declared_charset(data))))
-    extractor.close()
-    return extractor.blocks
+    text = clean_text(decode_text(data, html_declared_charset(data)))
+    # Decoded by our rules above; libxml2 is told the result's encoding so that it
+    # does not guess again from a <meta> tag. huge_tree: no 10 MB text node limit
+    # (the memory and time limits bound a parse).
+    parser = etree.HTMLParser(
+        target=_HTMLTextExtractor(), encoding="utf-8", huge_tree=True
+    )
+    parser.feed(text.encode("utf-8", errors="replace"))
+    return parser.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import textwrap
 from html import unescape
+from itertools import chain
 
 from ..blocks import HEADING, LIST_ITEM, PARAGRAPH, TABLE_ROW, Block, table_row_text
 from .base import ParseRequest
@@ -13,50 +14,122 @@ from .encoding import decode_text
 from .headings import HeadingStack
 from .textutil import clean_text, join_lines
 
-_MD_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# Every pattern here runs in time linear in its input (docs/security/parsing.md):
+# each starts with a literal, so a search skips to the next candidate in C; what an
+# attempt scans stops at the next character that could start another attempt (an
+# opening bracket, a delimiter, the separators below), so failed attempts do not
+# rescan the same text; and possessive quantifiers (*+, ++) never give back what
+# they took. Replacements keep one group through split() and join(), in C, rather
+# than a Python call per match.
+_MD_ATX = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _MD_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _MD_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _MD_RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _MD_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$")
 _MD_TASK = re.compile(r"^\[[ xX]\][ \t]+")
-_MD_QUOTE = re.compile(r"^ {0,3}>[ \t]?")
+_MD_QUOTES = re.compile(r"(?: {0,3}>[ \t]?)++")
 _MD_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*\S+")
 _MD_TABLE_SEP = re.compile(
     r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$"
 )
 _MD_FRONT_MATTER_KEY = re.compile(r"^[\w-]+[ \t]*:")
 
-_MD_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_MD_IMAGE = re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])")
-_MD_LINK = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
-_MD_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
-_MD_HTML_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^>]*>", re.DOTALL)
-_MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_MD_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
-_MD_EM_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
-_MD_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+# Separators of the inline text: \x00 stands for a code span, \x01 between the
+# cells of a table row. Neither survives clean_text, and no pattern crosses one.
+_CODE = "\x00"
+_CELL = "\x01"
+_X = _CODE + _CELL
+# A run of up to 16 backticks opens a code span that the next run of the same
+# length closes (CommonMark); one longer is text. Only the last run of each
+# length can fail to close, so at most 16 attempts scan far.
+_MD_CODE_SPAN = re.compile(
+    rf"(`(?<!``)`{{0,15}}+)(?!`)((?:[^`{_X}]++|`++)+?)(?<!`)\1(?!`)"
+)
+_BRACKETED = rf"\[[^\[\]{_X}]*+\]"
+# A link destination, with one level of parentheses inside: (Foo_(bar)).
+_PARENTHESISED = rf"\([^(){_X}]*+(?:\([^(){_X}]*+\)[^(){_X}]*+)*+\)"
+_MD_IMAGE = re.compile(rf"!{_BRACKETED}(?:{_PARENTHESISED}|{_BRACKETED})")
+_MD_LINK = re.compile(rf"\[([^\[\]{_X}]*+)\](?:{_PARENTHESISED}|{_BRACKETED})")
+_MD_AUTOLINK = re.compile(rf"<((?:https?|ftp|mailto):[^<>\s{_X}]++)>")
+_MD_HTML_COMMENT = re.compile(rf"<!--(?:[^-<{_X}]++|-(?!->)|<(?!!--))*+-->")
+_MD_HTML_TAG = re.compile(rf"</?[A-Za-z][^<>{_X}]*+>")
+
+
+def _paired(delimiter: str) -> re.Pattern[str]:
+    """`**text**`: the text may not hold the delimiter, and touches it."""
+    d, c = re.escape(delimiter), re.escape(delimiter[0])
+    body = rf"[^{c}{_X}]*+(?:{c}(?!{c})[^{c}{_X}]*+)*+"
+    return re.compile(rf"{d}(?=[^\s{c}])({body})(?<=\S){d}")
+
+
+def _single(delimiter: str) -> re.Pattern[str]:
+    """`*text*` not inside a word."""
+    c = re.escape(delimiter)
+    return re.compile(
+        rf"{c}(?<![\w{c}]{c})(?=[^\s{c}])([^{c}\n{_X}]++)(?<=[^\s{c}]){c}(?![\w{c}])"
+    )
+
+
+_MD_STRONG_STAR = _paired("**")
+_MD_STRONG_UNDERSCORE = _paired("__")
+_MD_EM_STAR = _single("*")
+_MD_EM_UNDERSCORE = _single("_")
+_MD_STRIKE = _paired("~~")
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_MD_CELL_PIPE = re.compile(r"(?<!\\)\|")
+# Every inline pattern, and html.unescape, needs one of these.
+_MD_INLINE_MARK = re.compile(r"[`*_~\[<&\\]")
+_EMPHASIS_AND_ESCAPES = (
+    _MD_STRONG_STAR,
+    _MD_STRONG_UNDERSCORE,
+    _MD_EM_STAR,
+    _MD_EM_UNDERSCORE,
+    _MD_STRIKE,
+    _MD_ESCAPE,
+)
+
+
+def _keep_group(pattern: re.Pattern[str], text: str) -> str:
+    """pattern.sub(r"\1", text), without a Python call per match."""
+    return "".join(pattern.split(text))
 
 
 def _strip_markdown_inline(text: str) -> str:
-    pieces = _MD_CODE_SPAN.split(text)
-    out: list[str] = []
+    return _strip_inline_cells([text])[0]
+
+
+def _strip_inline_cells(cells: list[str]) -> list[str]:
+    """Each text with its inline markup stripped; code spans are kept as written."""
+    text = _CELL.join(cells)
+    if not _MD_INLINE_MARK.search(text):
+        return cells
     # split() with two groups yields: text, fence, code, text, fence, code, ...
-    for index in range(0, len(pieces), 3):
-        plain = pieces[index]
-        plain = _MD_IMAGE.sub("", plain)
-        plain = _MD_LINK.sub(r"\1", plain)
-        plain = _MD_AUTOLINK.sub(r"\1", plain)
-        plain = _MD_HTML_TAG.sub("", plain)
-        plain = _MD_STRONG.sub(r"\2", plain)
-        plain = _MD_EM_STAR.sub(r"\1", plain)
-        plain = _MD_EM_UNDERSCORE.sub(r"\1", plain)
-        plain = _MD_STRIKE.sub(r"\1", plain)
-        plain = _MD_ESCAPE.sub(r"\1", plain)
-        out.append(unescape(plain))
-        if index + 2 < len(pieces):
-            out.append(pieces[index + 2].strip())
-    return "".join(out)
+    pieces = _MD_CODE_SPAN.split(text)
+    plain = _CODE.join(pieces[0::3])
+    plain = _MD_IMAGE.sub("", plain)
+    plain = _keep_group(_MD_LINK, plain)
+    plain = _keep_group(_MD_AUTOLINK, plain)
+    plain = _MD_HTML_COMMENT.sub("", plain)
+    plain = _MD_HTML_TAG.sub("", plain)
+    for pattern in _EMPHASIS_AND_ESCAPES:
+        plain = _keep_group(pattern, plain)
+    plain = unescape(plain)
+    codes = map(str.strip, pieces[2::3])
+    texts = plain.split(_CODE)
+    pairs = zip(texts[:-1], codes, strict=True)
+    joined = "".join(chain.from_iterable(pairs)) + texts[-1]
+    return joined.split(_CELL)
+
+
+def _atx_title(rest: str) -> str:
+    """The title after an ATX heading's #s, without its closing #s (CommonMark)."""
+    title = rest.strip(" \t")
+    unclosed = title.rstrip("#")
+    if not unclosed:
+        return ""
+    if unclosed[-1] in " \t":
+        return unclosed.rstrip(" \t")
+    return title
 
 
 def _skip_front_matter(lines: list[str]) -> list[str]:
@@ -79,8 +152,7 @@ def _md_table_cells(line: str) -> list[str]:
         line = line[1:]
     if line.endswith("|") and not line.endswith("\\|"):
         line = line[:-1]
-    cells = re.split(r"(?<!\\)\|", line)
-    return [_strip_markdown_inline(cell).strip() for cell in cells]
+    return [cell.strip() for cell in _strip_inline_cells(_MD_CELL_PIPE.split(line))]
 
 
 class _MarkdownReader:
@@ -132,11 +204,15 @@ class _MarkdownReader:
         if not line.strip():
             self.flush()
             return index + 1
-        while _MD_QUOTE.match(line):
-            line = _MD_QUOTE.sub("", line, count=1)
+        if line[0].isalpha() and "|" not in line:
+            self._lines.append(line)  # prose: no block starts with a letter
+            return index + 1
+        quotes = _MD_QUOTES.match(line)
+        if quotes:
+            line = line[quotes.end() :]
         atx = _MD_ATX.match(line)
         if atx:
-            self.heading(len(atx.group(1)), atx.group(2) or "")
+            self.heading(len(atx.group(1)), _atx_title(line[atx.end() :]))
             return index + 1
         setext = _MD_SETEXT.match(line)
         if setext and self._lines and self._kind == PARAGRAPH:

@@ -10,8 +10,9 @@ from ..blocks import CJK_CLASS
 _CJK_RE = re.compile(f"[{CJK_CLASS}]")
 CJK_FIRST = "\u2e80"  # no CJK character sorts before it
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
-_HYPHENATED_END = re.compile(r"[^\W\d_][-\u2010]$")
+_HYPHENATED_END = re.compile(r"[^\W\d_][-\u2010]")
 _SOFT_HYPHEN = "\u00ad"
+_BLANK_LINE = re.compile(r"\n[ \t\v\u3000]*+\n")
 
 
 def is_cjk(char: str) -> bool:
@@ -37,7 +38,11 @@ def join_lines(lines: Iterable[str], *, dehyphenate: bool = False) -> str:
         if not line:
             continue
         if previous and previous[-1] != _SOFT_HYPHEN:
-            if dehyphenate and line[0].islower() and _HYPHENATED_END.search(previous):
+            if (
+                dehyphenate
+                and line[0].islower()
+                and _HYPHENATED_END.fullmatch(previous[-2:])
+            ):
                 parts[-1] = parts[-1][:-1]
             elif not (is_cjk(previous[-1]) or is_cjk(line[0])):
                 parts.append(" ")
@@ -54,5 +59,5 @@ def clean_text(text: str) -> str:
 
 def paragraphs(text: str) -> list[str]:
     """Split on blank lines; join the lines of each paragraph."""
-    chunks = re.split(r"\n[ \t\v\u3000]*\n", text)
+    chunks = _BLANK_LINE.split(text)
     return [p for p in (join_lines(c.split("\n")) for c in chunks) if p]
