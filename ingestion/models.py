@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -31,6 +32,10 @@ class TaskStatus(models.TextChoices):
 CLAIMABLE_STATUSES = (TaskStatus.QUEUED, TaskStatus.RETRY_WAIT)
 ACTIVE_STATUSES = (TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.RETRY_WAIT)
 FINISHED_STATUSES = (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELLED)
+
+# The order workers claim in: each submitter's turns, fairly interleaved (see
+# `services._next_turn`), then oldest first within a turn.
+CLAIM_ORDER = ("turn", "available_at", "created_at")
 
 
 class TaskStage(models.TextChoices):
@@ -113,6 +118,21 @@ class IngestionTask(models.Model):
         db_constraint=False,
         related_name="ingestion_tasks",
     )
+    # Who queued this run (submit or retry): the unit of fair claiming, so one
+    # person's flood of uploads waits its turns behind everyone else's. A key
+    # more than a relation: it outlives a deleted user, as `document` does.
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    # The submitter's place in the round: each task entering the queue takes the
+    # turn served now or the one after its submitter's last active task.
+    turn = models.BigIntegerField(default=0)
     status = models.CharField(
         max_length=20, choices=TaskStatus.choices, default=TaskStatus.QUEUED
     )
@@ -143,9 +163,14 @@ class IngestionTask(models.Model):
         ordering = ["-created_at"]
         indexes = [
             models.Index(
-                fields=["available_at", "created_at"],
+                fields=list(CLAIM_ORDER),
                 condition=Q(status__in=["queued", "retry_wait"]),
-                name="ingestion_claimable_idx",
+                name="ingestion_claim_order_idx",
+            ),
+            models.Index(
+                fields=["submitted_by", "turn"],
+                condition=Q(status__in=["queued", "running", "retry_wait"]),
+                name="ingestion_active_turn_idx",
             ),
             models.Index(fields=["document", "-created_at"]),
             models.Index(fields=["status"]),

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, Max, OuterRef
 from django.utils import timezone
 
 from config.errors import InvalidTransition
@@ -31,6 +31,7 @@ from retrieval.services import chunks_discard, chunks_replace
 
 from . import counters
 from .models import (
+    CLAIM_ORDER,
     FINISHED_STATUSES,
     TRANSIENT_ERROR_CODES,
     ErrorCode,
@@ -61,6 +62,7 @@ class TaskClaim:
     worker_id: str
     claim_token: uuid.UUID
     attempt: int
+    submitted_by_id: int | None = None
 
 
 # --- What people ask for -------------------------------------------------------
@@ -72,7 +74,11 @@ def document_submit(*, user, document_id) -> IngestionTask:
     require_role(user, document.knowledge_base_id, Role.EDITOR)
     with transaction.atomic():
         transition_document(document.pk, "submit")
-        task = IngestionTask.objects.create(document_id=document.pk)
+        task = IngestionTask.objects.create(
+            document_id=document.pk,
+            submitted_by=user,
+            turn=_next_turn(submitted_by_id=user.pk),
+        )
         _announce_queued(task_id=task.pk, document_id=document.pk)
     logger.info("ingestion task queued task=%s document=%s", task.pk, document.pk)
     return task
@@ -110,6 +116,8 @@ def ingestion_task_retry(*, user, task_id) -> IngestionTask:
             lease_expires_at=None,
             available_at=timezone.now(),
             finished_at=None,
+            submitted_by=user,
+            turn=_next_turn(submitted_by_id=user.pk),
         )
         transition_document(task.document_id, "retry")
         _announce_queued(task_id=retried.pk, document_id=retried.document_id)
@@ -121,6 +129,30 @@ def _task_for_editor(user, task_id) -> IngestionTask:
     task = visible_task(user, task_id)
     require_role(user, task.document.knowledge_base_id, Role.EDITOR)
     return task
+
+
+def _next_turn(*, submitted_by_id: int | None) -> int:
+    """The turn of a task entering the queue (submit, retry, backoff, release).
+
+    The turn served now (the next claim's), or the one after its submitter's
+    last queued or running task if that is later: a submitter's k-th waiting
+    task goes after everyone else's (k-1)-th, so a flood from one person waits
+    its turns while anyone else's upload is taken next. Within one submitter
+    turns only grow, so their tasks stay first in, first out.
+    """
+    serving = (
+        IngestionTask.objects.claimable()
+        .order_by(*CLAIM_ORDER)
+        .values_list("turn", flat=True)
+        .first()
+    )
+    last = (
+        IngestionTask.objects.active()
+        .filter(submitted_by_id=submitted_by_id)
+        .aggregate(last=Max("turn"))["last"]
+    )
+    serving = 0 if serving is None else serving
+    return serving if last is None else max(serving, last + 1)
 
 
 def _announce_queued(*, task_id, document_id) -> None:
@@ -140,6 +172,7 @@ class Candidate:
     task_id: uuid.UUID
     document_id: uuid.UUID
     attempt: int
+    submitted_by_id: int | None = None
 
 
 def ingestion_task_claim(task_id, *, worker_id: str) -> TaskClaim | None:
@@ -147,14 +180,12 @@ def ingestion_task_claim(task_id, *, worker_id: str) -> TaskClaim | None:
     task = (
         IngestionTask.objects.claimable()
         .filter(pk=task_id)
-        .values("document_id", "attempt")
+        .values_list("pk", "document_id", "attempt", "submitted_by_id")
         .first()
     )
     if task is None:
         return None
-    return ingestion_task_claim_candidate(
-        Candidate(task_id, task["document_id"], task["attempt"]), worker_id=worker_id
-    )
+    return ingestion_task_claim_candidate(Candidate(*task), worker_id=worker_id)
 
 
 # What an earlier run leaves on a task that waits for its next attempt. A task at
@@ -202,16 +233,20 @@ def ingestion_task_claim_candidate(
         worker_id=worker_id,
         claim_token=token,
         attempt=candidate.attempt + 1,
+        submitted_by_id=candidate.submitted_by_id,
     )
 
 
 def claimable_tasks(limit: int, *, offset: int = 0) -> list[Candidate]:
-    """The oldest claimable tasks, oldest first, skipping the first `offset`."""
+    """The next claimable tasks in claim order (turn, then oldest first),
+    skipping the first `offset`."""
     return [
         Candidate(*row)
         for row in IngestionTask.objects.claimable()
-        .order_by("available_at", "created_at")
-        .values_list("pk", "document_id", "attempt")[offset : offset + limit]
+        .order_by(*CLAIM_ORDER)
+        .values_list("pk", "document_id", "attempt", "submitted_by_id")[
+            offset : offset + limit
+        ]
     ]
 
 
@@ -240,15 +275,20 @@ def ingestion_tasks_reclaim_expired(*, limit: int = 100) -> int:
     """
     now = timezone.now()
     expired = IngestionTask.objects.lease_expired(now).values_list(
-        "pk", "document_id", "attempt"
+        "pk", "document_id", "attempt", "submitted_by_id"
     )[:limit]
     reclaimed = 0
-    for task_id, document_id, attempt in expired:
+    for task_id, document_id, attempt, submitted_by_id in expired:
         still_expired = IngestionTask.objects.lease_expired(now).filter(
             pk=task_id, attempt=attempt
         )
         exhausted = attempt >= settings.INGESTION_MAX_ATTEMPTS
         with transaction.atomic():
+            requeued = (
+                {}
+                if exhausted
+                else {"turn": _next_turn(submitted_by_id=submitted_by_id)}
+            )
             moved = transition_tasks(
                 still_expired,
                 "fail" if exhausted else "backoff",
@@ -259,6 +299,7 @@ def ingestion_tasks_reclaim_expired(*, limit: int = 100) -> int:
                 lease_expires_at=None,
                 available_at=now,
                 finished_at=now if exhausted else None,
+                **requeued,
             )
             if not moved:
                 continue
@@ -388,6 +429,7 @@ def ingestion_task_backoff(
             available_at=available_at,
             claim_token=None,
             lease_expires_at=None,
+            turn=_next_turn(submitted_by_id=claim.submitted_by_id),
         )
         if not moved:
             return False
@@ -433,6 +475,7 @@ def ingestion_task_release(claim: TaskClaim) -> bool:
             lease_expires_at=None,
             started_at=None,
             available_at=timezone.now(),
+            turn=_next_turn(submitted_by_id=claim.submitted_by_id),
         )
         if not released:
             return False

@@ -14,10 +14,12 @@ within the grace period, after which (or at a second signal) it is released back
 to `queued` at the pipeline's next checkpoint, uncharged.
 
 Claiming is a conditional UPDATE whose row count decides who won. A worker without
-competition reads and claims the oldest task. After a miss its candidate list is
-stale, so it reads the queue again, and for its next claims it picks one task at
-random among the oldest 2 x `INGESTION_CLAIM_WINDOW`: eight workers then rarely aim
-at the same row (bench/claiming.py: under 0.1 wasted claims per success).
+competition reads and claims the first task in claim order: the earliest turn (each
+submitter's tasks take turns with everyone else's, `services._next_turn`), oldest
+first within it. After a miss its candidate list is stale, so it reads the queue
+again, and for its next claims it picks one task at random among the first
+2 x `INGESTION_CLAIM_WINDOW` in that order: eight workers then rarely aim at the
+same row (bench/claiming.py: under 0.1 wasted claims per success).
 """
 
 from __future__ import annotations
@@ -289,8 +291,8 @@ class Worker:
             candidates = []
             if self._spread_remaining > 0:
                 self._spread_remaining -= 1
-                # One row read, at a random place among the oldest: past the end
-                # of a short queue it finds nothing, and the oldest is read instead.
+                # One row read, at a random place among the next few: past the end
+                # of a short queue it finds nothing, and the first is read instead.
                 candidates = services.claimable_tasks(
                     1, offset=self._rng.randrange(settings.INGESTION_CLAIM_WINDOW * 2)
                 )
