@@ -27,8 +27,9 @@ class EvaluationError(RuntimeError):
 
 
 class ScratchKnowledgeBase:
-    """Knowledge base `eval-<8 hex>` with a reviewer who uploads, submits, runs the
-    worker on each task and publishes; `clean_up()` deletes every trace of it."""
+    """Knowledge base `eval-<8 hex>` with an editor who uploads and submits, a
+    worker run on each task, and a reviewer who publishes (nobody publishes their
+    own upload) and asks; `clean_up()` deletes every trace of it."""
 
     def __init__(
         self, name: str, *, write: Callable[[str], None] = lambda line: None
@@ -37,18 +38,24 @@ class ScratchKnowledgeBase:
         self.name = name
         self.write = write
         self.user: AbstractBaseUser | None = None
+        self.editor: AbstractBaseUser | None = None
         self.documents: dict[str, uuid.UUID] = {}  # passage key -> document id
 
     def ingest(self, passages: Sequence[EvalPassage]) -> None:
         KnowledgeBase.objects.create(id=self.id, name=f"Evaluation {self.name}")
-        self.user = get_user_model().objects.create_user(username=self.id)
+        users = get_user_model().objects
+        self.user = users.create_user(username=self.id)
+        self.editor = users.create_user(username=f"{self.id}-editor")
         Membership.objects.create(
             user=self.user, knowledge_base_id=self.id, role=Role.REVIEWER
+        )
+        Membership.objects.create(
+            user=self.editor, knowledge_base_id=self.id, role=Role.EDITOR
         )
         self.write(f"uploading {len(passages)} passages to {self.id}")
         for passage in passages:
             document = document_upload(
-                user=self.user,
+                user=self.editor,
                 knowledge_base_id=self.id,
                 uploaded_file=ContentFile(
                     passage.content.encode("utf-8"), name=passage.filename
@@ -56,7 +63,7 @@ class ScratchKnowledgeBase:
             )
             self.documents[passage.key] = document.pk
         tasks = [
-            document_submit(user=self.user, document_id=document_id).pk
+            document_submit(user=self.editor, document_id=document_id).pk
             for document_id in self.documents.values()
         ]
         # One task at a time by id: a worker draining the queue would also run
@@ -96,8 +103,9 @@ class ScratchKnowledgeBase:
             OutboxEvent.objects.filter(payload__document_id__in=document_ids).delete()
             documents.delete()
             KnowledgeBase.objects.filter(pk=self.id).delete()
-            if self.user is not None:
-                self.user.delete()
+            for user in (self.user, self.editor):
+                if user is not None:
+                    user.delete()
         for key in keys:
             default_storage.delete(key)
         snapshot_cache.discard(self.id)
