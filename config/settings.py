@@ -398,6 +398,11 @@ INGESTION_MAX_TEXT_CHARS = env.int("INGESTION_MAX_TEXT_CHARS", default=20_000_00
 INGESTION_MAX_CHUNKS_PER_DOCUMENT = env.int(
     "INGESTION_MAX_CHUNKS_PER_DOCUMENT", default=10_000
 )
+# Passages of a text, Markdown or HTML file, counted as it is read (too_many_chunks):
+# a file of a passage every few bytes stops in seconds, not at the time limit.
+INGESTION_MAX_BLOCKS_PER_DOCUMENT = env.int(
+    "INGESTION_MAX_BLOCKS_PER_DOCUMENT", default=200_000
+)
 # Outbox relay: how often it looks for new events, and where else it sends them.
 OUTBOX_RELAY_INTERVAL = env.float("OUTBOX_RELAY_INTERVAL", default=0.1)
 OUTBOX_REDIS_URL = env("OUTBOX_REDIS_URL", default="")

@@ -160,6 +160,12 @@ class TooManyChunks(ParseError):
     """The document cuts into more than `max_chunks` chunks."""
 
 
+class TooManyBlocks(TooManyChunks):
+    """A text, Markdown or HTML file splits into more than `max_blocks` passages,
+    counted as it is read: each one costs the parser time and memory, so a file
+    of a passage every few bytes stops early instead of at the time limit."""
+
+
 class PasswordProtected(ParseError):
     """The file is encrypted and opens only with a password we do not have."""
 
@@ -192,6 +198,8 @@ class ParseLimits:
     # INGESTION_MAX_TEXT_CHARS, INGESTION_MAX_CHUNKS_PER_DOCUMENT).
     max_text_chars: int | None = 20_000_000
     max_chunks: int | None = 10_000
+    # Passages of a text, Markdown or HTML file (INGESTION_MAX_BLOCKS_PER_DOCUMENT).
+    max_blocks: int | None = 200_000
 
 
 def check_text_length(length: int, limit: int | None) -> None:
@@ -199,6 +207,14 @@ def check_text_length(length: int, limit: int | None) -> None:
     if limit is not None and length > limit:
         raise TextTooLarge(
             f"the document holds more than {limit:,} characters of text, the limit"
+        )
+
+
+def check_block_count(count: int, limit: int | None) -> None:
+    """TooManyBlocks when `count` passages exceed `limit`."""
+    if limit is not None and count > limit:
+        raise TooManyBlocks(
+            f"the document splits into more than {limit:,} passages, the limit"
         )
 
 

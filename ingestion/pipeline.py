@@ -96,6 +96,7 @@ def parse_limits() -> ParseLimits:
         max_ocr_pages=settings.OCR_MAX_PAGES or None,
         max_text_chars=settings.INGESTION_MAX_TEXT_CHARS or None,
         max_chunks=settings.INGESTION_MAX_CHUNKS_PER_DOCUMENT or None,
+        max_blocks=settings.INGESTION_MAX_BLOCKS_PER_DOCUMENT or None,
     )
 
 

@@ -15,7 +15,15 @@ from collections.abc import Mapping
 
 from lxml import etree
 
-from ..blocks import HEADING, LIST_ITEM, PARAGRAPH, TABLE_ROW, Block, table_row_text
+from ..blocks import (
+    HEADING,
+    LIST_ITEM,
+    PARAGRAPH,
+    TABLE_ROW,
+    Block,
+    check_block_count,
+    table_row_text,
+)
 from .base import ParseRequest
 from .encoding import decode_text, html_declared_charset
 from .headings import HeadingStack
@@ -90,8 +98,9 @@ class _HTMLTextExtractor:
     """An lxml parser target: collects visible text as blocks; block elements and
     <br> end a paragraph."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_blocks: int | None = None) -> None:
         self.blocks: list[Block] = []
+        self._max_blocks = max_blocks
         self._headings = HeadingStack()
         self._parts: list[str] = []
         self._preformatted = False
@@ -228,6 +237,7 @@ class _HTMLTextExtractor:
         self.blocks.append(
             Block(text=text, heading_path=self._headings.path, kind=kind)
         )
+        check_block_count(len(self.blocks), self._max_blocks)
 
 
 def _html_hidden(attrib: Mapping[str, str]) -> bool:
@@ -241,14 +251,22 @@ def _html_hidden(attrib: Mapping[str, str]) -> bool:
     return bool(style and _HTML_HIDDEN_STYLE.search(style))
 
 
+_FEED_BYTES = 1024 * 1024
+
+
 def parse(data: bytes, request: ParseRequest) -> list[Block]:
-    """The whole page (the request's shard and limits do not apply)."""
+    """The whole page (the request's shard does not apply)."""
     text = clean_text(decode_text(data, html_declared_charset(data)))
     # Decoded by our rules above; libxml2 is told the result's encoding so that it
     # does not guess again from a <meta> tag. huge_tree: no 10 MB text node limit
     # (the memory and time limits bound a parse).
     parser = etree.HTMLParser(
-        target=_HTMLTextExtractor(), encoding="utf-8", huge_tree=True
+        target=_HTMLTextExtractor(request.limits.max_blocks),
+        encoding="utf-8",
+        huge_tree=True,
     )
-    parser.feed(text.encode("utf-8", errors="replace"))
+    encoded = text.encode("utf-8", errors="replace")
+    # In pieces, so that a limit the target raises stops the reading early.
+    for start in range(0, len(encoded), _FEED_BYTES):
+        parser.feed(encoded[start : start + _FEED_BYTES])
     return parser.close()

@@ -8,7 +8,15 @@ import textwrap
 from html import unescape
 from itertools import chain
 
-from ..blocks import HEADING, LIST_ITEM, PARAGRAPH, TABLE_ROW, Block, table_row_text
+from ..blocks import (
+    HEADING,
+    LIST_ITEM,
+    PARAGRAPH,
+    TABLE_ROW,
+    Block,
+    check_block_count,
+    table_row_text,
+)
 from .base import ParseRequest
 from .encoding import decode_text
 from .headings import HeadingStack
@@ -156,8 +164,9 @@ def _md_table_cells(line: str) -> list[str]:
 
 
 class _MarkdownReader:
-    def __init__(self) -> None:
+    def __init__(self, max_blocks: int | None = None) -> None:
         self.blocks: list[Block] = []
+        self._max_blocks = max_blocks
         self._headings = HeadingStack()
         self._lines: list[str] = []
         self._kind = PARAGRAPH
@@ -179,6 +188,7 @@ class _MarkdownReader:
                 table_header=table_header,
             )
         )
+        check_block_count(len(self.blocks), self._max_blocks)
 
     def heading(self, level: int, raw: str) -> None:
         self.flush()
@@ -267,5 +277,5 @@ class _MarkdownReader:
 
 
 def parse(data: bytes, request: ParseRequest) -> list[Block]:
-    """The whole file (the request's shard and limits do not apply)."""
-    return _MarkdownReader().read(decode_text(data))
+    """The whole file (the request's shard does not apply)."""
+    return _MarkdownReader(request.limits.max_blocks).read(decode_text(data))

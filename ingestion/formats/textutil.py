@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ..blocks import CJK_CLASS
 
@@ -57,7 +57,13 @@ def clean_text(text: str) -> str:
     return remove_control_chars(text)
 
 
-def paragraphs(text: str) -> list[str]:
+def iter_paragraphs(text: str) -> Iterator[str]:
     """Split on blank lines; join the lines of each paragraph."""
-    chunks = _BLANK_LINE.split(text)
-    return [p for p in (join_lines(c.split("\n")) for c in chunks) if p]
+    for chunk in _BLANK_LINE.split(text):
+        paragraph = join_lines(chunk.split("\n"))
+        if paragraph:
+            yield paragraph
+
+
+def paragraphs(text: str) -> list[str]:
+    return list(iter_paragraphs(text))

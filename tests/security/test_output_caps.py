@@ -15,15 +15,17 @@ import pytest
 
 from documents.models import Document
 from ingestion import services
-from ingestion.blocks import Block, TooManyChunks
+from ingestion.blocks import Block, ParseLimits, TooManyBlocks, TooManyChunks
 from ingestion.chunking import chunk_blocks
 from ingestion.errors import describe
+from ingestion.formats import parse_document
 from ingestion.models import IngestionTask
 from retrieval.models import Chunk
 from tests.factories import DocumentFactory
 from tests.ingestion.hostile import text_pages_pdf
 from tests.ingestion.processes import Process
 from tests.samples import docx_bytes
+from tests.security.hostile_text import MIB, html_table_flood, short_lines
 
 HEADINGS = ("# a\n" * 12_000).encode()  # each empty section keeps its heading
 FINE = b"# Leave\n\nEvery employee receives 25 days of annual leave.\n"
@@ -34,6 +36,37 @@ def test_chunking_stops_at_the_first_chunk_past_the_cap():
     assert len(chunk_blocks(blocks, max_chunks=50)) == 50
     with pytest.raises(TooManyChunks, match="more than 49 chunks"):
         chunk_blocks(blocks, max_chunks=49)
+
+
+@pytest.mark.parametrize(
+    ("kind", "passage"),
+    [
+        ("text", b"Leave.\n\n"),
+        ("markdown", b"Leave.\n\n"),
+        ("html", b"<p>Leave.</p>"),
+    ],
+)
+def test_text_formats_stop_at_the_first_passage_past_the_cap(kind, passage):
+    assert len(parse_document(kind, passage * 100, ParseLimits(max_blocks=100))) == 100
+    with pytest.raises(TooManyBlocks, match="more than 99 passages"):
+        parse_document(kind, passage * 100, ParseLimits(max_blocks=99))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_file_of_a_passage_every_few_bytes_fails_at_the_passage_cap(
+    knowledge_base, editor, process_env
+):
+    """5 MB files of short lines and table rows, over the default cap of 200,000."""
+    lines_md = _submit(editor, knowledge_base, short_lines(5 * MIB), "lines.md")
+    lines_txt = _submit(editor, knowledge_base, short_lines(5 * MIB), "lines.txt")
+    rows = _submit(editor, knowledge_base, html_table_flood(5 * MIB), "rows.html")
+    fine = _submit(editor, knowledge_base, FINE, "fine.md")
+
+    _drain_queue(process_env)
+
+    for task in (lines_md, lines_txt, rows):
+        _assert_failed_for_good(task, "too_many_chunks", "200,000 passages")
+    assert IngestionTask.objects.get(pk=fine).status == "succeeded"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -106,6 +139,7 @@ def _submit(editor, knowledge_base, content: bytes, filename: str):
     content_types = {
         "md": "text/markdown",
         "txt": "text/plain",
+        "html": "text/html",
         "pdf": "application/pdf",
         "docx": "application/vnd.openxmlformats-officedocument."
         "wordprocessingml.document",
