@@ -86,7 +86,8 @@ ERROR_HELP: dict[str, ErrorHelp] = {
         "The file cuts into more passages than one document may have (often a "
         "file of thousands of tiny sections or headings).",
         "Split or simplify the file, or ask the operators to raise "
-        "INGESTION_MAX_CHUNKS_PER_DOCUMENT.",
+        "INGESTION_MAX_CHUNKS_PER_DOCUMENT (or, for a text, Markdown or HTML "
+        "file, INGESTION_MAX_BLOCKS_PER_DOCUMENT).",
     ),
 }
 
