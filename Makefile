@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run test test-browser bench bench-quick lint format venv migrate clean
+.PHONY: run serve static test test-browser bench bench-quick lint format venv migrate clean
 
 venv: $(STAMP)
 
@@ -26,6 +26,16 @@ run: migrate
 	$(PY) manage.py run_ingestion_worker --loop --worker-id make-run & \
 	worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(PY) manage.py runserver 127.0.0.1:8000
+
+# The admin's CSS and JavaScript into STATIC_ROOT, served with DEBUG off.
+static: venv
+	DEBUG=$${DEBUG:-true} $(PY) manage.py collectstatic --noinput -v0
+
+# The production web server (gunicorn, config/gunicorn.conf.py: WEB_BIND,
+# WEB_WORKERS, WEB_THREADS, WEB_TIMEOUT from the environment). Needs the production
+# settings (SECRET_KEY...) and workers of their own: docs/operations.md.
+serve: migrate static
+	$(VENV)/bin/gunicorn -c config/gunicorn.conf.py
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)

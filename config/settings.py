@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -66,6 +67,9 @@ MIDDLEWARE = [
     # First: it refuses from the headers, before anything reads the body.
     "config.middleware.RequestBodyGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # The admin's CSS and JavaScript with DEBUG off, from STATIC_ROOT
+    # (`manage.py collectstatic`), without a separate web server.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -138,6 +142,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=VAR_DIR / "static")
+# WhiteNoise reads it at start (and warns when it is missing); collectstatic fills it.
+with contextlib.suppress(OSError):
+    Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 
 # Originals go through Django's storage API; swap the backend by settings only.
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=VAR_DIR / "media")
@@ -149,7 +156,7 @@ STORAGES = {
         ),
     },
     "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage",
+        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage",
     },
 }
 
