@@ -12,6 +12,10 @@ question's terms by how rare they are among *everything the caller may read*
    only), unless it covers `FULL_COVERAGE` of the question;
 3. it holds every number the question writes ("格利泽518b", "17号线").
 
+And the unit's own paragraph, with its heading and context, must cover
+`PARAGRAPH_COVERAGE` of the question (`near_enough`): a long source (a report's
+tables and notes) may hold the question's words in paragraphs about other things.
+
 Focus terms ("哪个国家" -> 国家) are left out: the answer is an instance of them.
 """
 
@@ -20,13 +24,17 @@ from __future__ import annotations
 import math
 
 from ..tokens import normalized
-from .question import Question, Term
+from .evidence import Unit
+from .question import Question, Term, has_cjk
 from .ranking import Matcher
 from .types import Source, TermStatistics
 
 MIN_COVERAGE = 0.4
 FULL_COVERAGE = 0.6
 RAREST_PRESENCE = 0.5
+# Chinese questions paraphrase their evidence more than English ones, whose words
+# are matched whole (stemmed).
+PARAGRAPH_COVERAGE = {True: MIN_COVERAGE, False: 0.6}
 
 
 def answerable(
@@ -54,6 +62,18 @@ def answerable(
         return False
     rarest = max(terms, key=lambda term: (weights[term], len(term.text)))
     return share >= FULL_COVERAGE or evidence.presence(rarest) >= RAREST_PRESENCE
+
+
+def near_enough(
+    question: Question, unit: Unit, statistics: TermStatistics | None
+) -> bool:
+    """Whether the unit's paragraph, with its heading and context, covers the
+    question: the answer is said where the question's words are."""
+    if not question.content_terms:
+        return True
+    nearby = Matcher(f"{unit.paragraph or unit.text} {unit.header} {unit.context}")
+    share = coverage(term_weights(question, statistics), nearby)
+    return share >= PARAGRAPH_COVERAGE[has_cjk(question.text)]
 
 
 def term_weights(

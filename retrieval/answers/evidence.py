@@ -42,6 +42,7 @@ class Unit:
     rank: int = 0  # the rank of its source in the search
     position: int = 0  # its order in the source
     continues: bool = False  # a clause after "；" or ";" of the sentence before
+    paragraph: str = ""  # the paragraph it is part of (a row: its table's rows)
 
     @property
     def context(self) -> str:
@@ -124,6 +125,7 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
                     before=before,
                     lead="" if lead in (sentence, clause) else lead,
                     continues=index > 0,
+                    paragraph=line,
                 )
                 before = clause
     yield from table()

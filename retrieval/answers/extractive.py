@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from django.conf import settings
 
 from ..tokens import normalized
-from .answerability import answerable, coverage, term_weights
+from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units
 from .question import Question, analyse
 from .ranking import Matcher, Scored, rank_units
@@ -87,7 +87,9 @@ class ExtractiveChat:
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
         best = scored[0]
         source = by_id[best.unit.source_id]
-        if not answerable(analysed, source, statistics, context=best.unit.context):
+        if not answerable(
+            analysed, source, statistics, context=best.unit.context
+        ) or not near_enough(analysed, best.unit, statistics):
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
         return self._claims(analysed, scored, best, units), None
 

@@ -34,7 +34,7 @@ from .types import Claim, Operand, Operation, Source, TermStatistics
 
 # How clearly a question must name a row: the share of the label it names, and
 # the share of its own words (apart from the operation and the years) in the label.
-MIN_LABEL_SHARE = 0.6
+MIN_LABEL_SHARE = 0.8
 MIN_QUESTION_SHARE = 0.5
 
 _PERCENTAGE_CHANGE = re.compile(
@@ -150,7 +150,13 @@ def table_claims(
     """Claims answered from a table of `sources`, or [] when none fits."""
     text = normalized(question.text).rstrip("?？ ")
     tables = [(source, table) for source in sources for table in tables_of(source)]
-    tables = [(source, table) for source, table in tables if table.rows]
+    # A table without a year the question names is about other periods.
+    years = _years_asked(text)
+    tables = [
+        (source, table)
+        for source, table in tables
+        if table.rows and _has_years(table, years)
+    ]
     if not tables:
         return []
     listed = _COMPONENTS.search(text)
@@ -174,6 +180,8 @@ def table_claims(
     if operation is not None and _names_operation(match.row.label, operation):
         operation = None  # "total sales", "average price": a row, not a sum
     columns = _columns(question, match.table, match.row)
+    if columns is None:
+        return []
     threshold = _threshold(text)
     if threshold is not None and (
         _WHICH_YEAR.search(text) or _HOW_MANY_YEARS.search(text)
@@ -322,18 +330,14 @@ def _numeric(row: Row, column: int) -> Decimal | None:
     return parse_number(row.value(column))
 
 
-def _columns(question: Question, table: Table, row: Row) -> list[int]:
+def _columns(question: Question, table: Table, row: Row) -> list[int] | None:
     """The value columns the question names, in the order it names them: by year,
-    else by the words of their labels; a table with one value column has it."""
+    else by the words of their labels; a table with one value column has it.
+    None when the question names a year the table has no column for."""
     text = normalized(question.text)
     numeric = [c for c in table.value_columns if _numeric(row, c) is not None]
     chosen: list[int] = []
-    years = _YEAR.findall(with_full_year(text))
-    span = _YEAR_SPAN.search(text)
-    if span and (_AVERAGE.search(text) or _SUM.search(text)):
-        # "the average from 2017 to 2019": every year of the span.
-        first, last = sorted(int(year) for year in span.groups())
-        years = [str(year) for year in range(last, first - 1, -1)]
+    years = _years_asked(text)
     if (
         not years
         and _EVERY_YEAR.search(text)
@@ -343,8 +347,9 @@ def _columns(question: Question, table: Table, row: Row) -> list[int]:
         return [c for c in numeric if _YEAR.search(table.columns[c])]
     for year in years:
         columns = [c for c in numeric if year in table.columns[c]]
-        if columns:
-            chosen.append(_closest_label(columns, table, text))
+        if not columns:
+            return None  # a year the table does not have: not this table's row
+        chosen.append(_closest_label(columns, table, text))
     if chosen:
         return list(dict.fromkeys(chosen))
     named = [
@@ -357,6 +362,22 @@ def _columns(question: Question, table: Table, row: Row) -> list[int]:
     if named:
         return named
     return numeric if len(numeric) == 1 else []
+
+
+def _years_asked(text: str) -> list[str]:
+    """The years the question names, in its order; every year of a span it
+    sums or averages ("the average from 2017 to 2019")."""
+    years = _YEAR.findall(with_full_year(text))
+    span = _YEAR_SPAN.search(text)
+    if span and (_AVERAGE.search(text) or _SUM.search(text)):
+        first, last = sorted(int(year) for year in span.groups())
+        years = [str(year) for year in range(last, first - 1, -1)]
+    return years
+
+
+def _has_years(table: Table, years: list[str]) -> bool:
+    labels = " ".join(table.columns)
+    return all(year in labels for year in years)
 
 
 def _names_a_column(text: str, table: Table) -> bool:
@@ -511,7 +532,7 @@ def _two_rows(
     table = first.table
     columns = [
         c
-        for c in _columns(question, table, first.row)
+        for c in _columns(question, table, first.row) or []
         if _numeric(second.row, c) is not None
     ]
     if not columns:

@@ -39,6 +39,21 @@ SALES = b"""# Sales by contract type
 Substantially all of our contracts are fixed-price type contracts.
 """
 
+REPORT = b"""# Financial review
+
+## Interest
+
+Interest income increased due to higher interest rates on our cash balances.
+
+## Partners
+
+Joint ventures were formed in all regions, and the dividend was raised.
+
+## Policy
+
+Investment policy is set by the board.
+"""
+
 LINES = """# 地铁线路
 
 上海轨道交通16号线全长58.96公里，于2013年开通。
@@ -164,6 +179,24 @@ class TestCalibratedRefusal:
 
         assert body["refused"] is True
 
+    def test_the_answer_is_said_where_the_questions_words_are(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        # The source holds the question's words, in different paragraphs: neither
+        # says what raised the income from joint ventures.
+        ingest(knowledge_base, REPORT)
+        client = client_for(viewer)
+
+        answered = ask(client, "What caused the increase in interest income?").json()
+        assert claim_texts(answered) == [
+            "Interest income increased due to higher interest rates on our cash "
+            "balances."
+        ]
+        refused = ask(
+            client, "What caused the increase in investment income from joint ventures?"
+        )
+        assert refused.json()["refused"] is True
+
 
 class TestTables:
     def test_a_cell_labelled_by_its_row_and_column(
@@ -238,6 +271,24 @@ class TestTables:
         (claim,) = body["claims"]
         assert claim["calculation"]["operation"] == operation
         assert claim["calculation"]["result"] == result
+
+    @pytest.mark.parametrize(
+        "question",
+        [
+            "What is the change in Other from 2016 to 2017?",
+            "What is the average Other for 2017 to 2020?",
+            "What was the amount of total sales in 2020?",
+        ],
+    )
+    def test_a_year_the_table_does_not_have_is_not_answered_from_it(
+        self, ingest, viewer, client_for, knowledge_base, question
+    ):
+        ingest(knowledge_base, SALES)
+
+        body = ask(client_for(viewer), question).json()
+
+        assert all(claim["calculation"] is None for claim in body["claims"])
+        assert not any("$1,496.5" in text for text in claim_texts(body))
 
     def test_which_year_compares_the_row(
         self, ingest, viewer, client_for, knowledge_base
