@@ -425,6 +425,9 @@ METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=False)
 # anonymous callers cannot make every request query the database and write to
 # storage.
 READINESS_CACHE_SECONDS = env.float("READINESS_CACHE_SECONDS", default=5.0)
+# Web processes build their search snapshots in the background as they start;
+# /api/health/ready says "warming" until they are built (retrieval/warmup.py).
+SEARCH_WARMUP = env.bool("SEARCH_WARMUP", default=True)
 
 # --- Answers ---
 # "extractive" (local, answers with the sources' own sentences) or

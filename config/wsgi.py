@@ -1,6 +1,15 @@
+"""The WSGI application (gunicorn, runserver): with `SEARCH_WARMUP` on, every
+process it starts in builds its search snapshots in the background at once."""
+
 import os
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
+
+if settings.SEARCH_WARMUP:
+    from retrieval.warmup import warmup
+
+    warmup.start()

@@ -230,6 +230,7 @@ class IngestionPipeline:
             vectors=vectors,
             embedding_model=self.embedder.name,
             ingestion_task_id=self.claim.task_id,
+            terms=extracted.terms,
         )
         self.report(TaskStage.INDEXING, len(chunks), len(chunks))
 

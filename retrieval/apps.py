@@ -6,4 +6,9 @@ class RetrievalConfig(AppConfig):
     verbose_name = "Retrieval"
 
     def ready(self) -> None:
+        from config import readiness
+
         from . import checks  # noqa: F401 (registers the system checks)
+        from .warmup import search_check
+
+        readiness.register("search", search_check)

@@ -8,13 +8,16 @@ current versions (one small query) and refreshes stale snapshots first, so a pub
 in any process is visible to every process on its next query.
 
 Refreshing is incremental: chunks of documents no longer published are dropped
-from the arrays, and only chunks of newly published documents are read and
-tokenized. Only published chunks ever enter a snapshot, so visibility is decided
-before anything is scored.
+from the arrays, and only chunks of newly published documents are read. Nothing is
+tokenized here: each chunk's terms and vector were made at ingestion and are read
+as arrays (`retrieval.terms`); only chunks made by another tokenizer are tokenized
+again, until `reindex_chunks` rewrites them. Only published chunks ever enter a
+snapshot, so visibility is decided before anything is scored.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -23,9 +26,11 @@ import numpy as np
 
 from documents.models import DocumentStatus, KnowledgeBase
 
-from .embeddings import from_bytes, get_embedder
+from .embeddings import get_embedder
 from .models import Chunk
-from .tokens import folds, keyword_tokens
+from .terms import TOKENIZER, chunk_terms, decode, term_hash
+
+logger = logging.getLogger(__name__)
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -33,30 +38,51 @@ BM25_B = 0.75
 
 @dataclass
 class Postings:
-    """A BM25 inverted index in flat arrays: term t owns rows[starts[t]:starts[t+1]]."""
+    """A BM25 inverted index in flat arrays. Terms are known by their 64-bit hash
+    (`retrieval.terms`), sorted: the term `hashes[t]` owns `rows[starts[t]:
+    starts[t+1]]` and their `counts`."""
 
-    vocabulary: dict[str, int] = field(default_factory=dict)
+    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint16))
 
     @classmethod
-    def build(cls, vocabulary, term_ids, rows, counts) -> Postings:
-        order = np.argsort(term_ids, kind="stable")
-        term_ids = term_ids[order]
-        starts = np.zeros(len(vocabulary) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term_ids, minlength=len(vocabulary)), out=starts[1:])
-        return cls(vocabulary, starts, rows[order], counts[order])
+    def build(cls, hashes, rows, counts) -> Postings:
+        """From one entry per (term, row): its term's hash, the row, the count.
+        Runs of entries already in hash order (a snapshot's own, a chunk's) cost
+        the stable sort little."""
+        if not len(hashes):
+            return cls()
+        order = np.argsort(hashes, kind="stable")
+        ordered = hashes[order]
+        firsts = np.flatnonzero(np.diff(ordered)) + 1
+        starts = np.concatenate(([0], firsts, [len(ordered)])).astype(np.int64)
+        return cls(ordered[starts[:-1]], starts, rows[order], counts[order])
+
+    def term(self, hashed: int) -> int | None:
+        """The index of the term with this hash, or None."""
+        position = int(np.searchsorted(self.hashes, hashed))
+        if position < len(self.hashes) and self.hashes[position] == hashed:
+            return position
+        return None
+
+    def frequency(self, hashed: int) -> int:
+        """How many rows hold the term."""
+        term = self.term(hashed)
+        return 0 if term is None else int(self.starts[term + 1] - self.starts[term])
 
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(term id, row, count) of every posting."""
-        term_ids = np.repeat(
-            np.arange(len(self.vocabulary), dtype=np.int32), np.diff(self.starts)
-        )
-        return term_ids, self.rows, self.counts
+        """(term hash, row, count) of every posting, in hash order."""
+        return np.repeat(self.hashes, np.diff(self.starts)), self.rows, self.counts
 
     def nbytes(self) -> int:
-        return self.starts.nbytes + self.rows.nbytes + self.counts.nbytes
+        return (
+            self.hashes.nbytes
+            + self.starts.nbytes
+            + self.rows.nbytes
+            + self.counts.nbytes
+        )
 
 
 @dataclass
@@ -73,6 +99,9 @@ class Snapshot:
     folds: np.ndarray
     matrix: np.ndarray  # float32 (rows, dimension)
     postings: Postings
+    # Rows read from chunks made by another tokenizer or embedder: once
+    # `reindex_chunks` rewrites them, the next version is built anew.
+    stale: int = 0
 
     @property
     def size(self) -> int:
@@ -97,7 +126,7 @@ class Snapshot:
             return scores
         average_length = float(self.lengths.mean()) or 1.0
         for term, query_count in Counter(query_tokens).items():
-            term_id = self.postings.vocabulary.get(term)
+            term_id = self.postings.term(term_hash(term))
             if term_id is None:
                 continue
             start, end = self.postings.starts[term_id : term_id + 2]
@@ -148,96 +177,129 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
         count=snapshot.size,
     )
     known = set(snapshot.document_ids[keep])
-    added = Chunk.objects.filter(
-        knowledge_base_id=snapshot.knowledge_base_id,
-        document_id__in=published - known,
-        document__status=DocumentStatus.PUBLISHED,
-    ).order_by("document_id", "ordinal")
-    new_rows = list(
-        added.values_list(
-            "id", "document_id", "ordinal", "text", "embedding", "embedding_model"
-        )
-    )
+    added = _added_rows(snapshot.knowledge_base_id, published - known)
 
-    # Keep the surviving rows, renumbered.
+    # Keep the surviving rows, renumbered; add the new ones after them.
     new_index = np.full(snapshot.size, -1, dtype=np.int64)
     new_index[keep] = np.arange(int(keep.sum()))
-    term_ids, rows, counts = snapshot.postings.entries()
+    hashes, rows, counts = snapshot.postings.entries()
     survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
-    vocabulary = dict(snapshot.postings.vocabulary)
-    term_parts = [term_ids[survivors]]
-    row_parts = [new_index[rows[survivors]].astype(np.int32)]
-    count_parts = [counts[survivors]]
-    lengths = [snapshot.lengths[keep]]
-
-    # Tokenize only the chunks of newly published documents.
     base = int(keep.sum())
-    added_lengths = np.zeros(len(new_rows), dtype=np.float32)
-    added_folds = np.zeros(len(new_rows), dtype=bool)
-    for offset, (_, _, _, text, _, _) in enumerate(new_rows):
-        added_folds[offset] = folds(text)
-        tokens = Counter(keyword_tokens(text))
-        added_lengths[offset] = sum(tokens.values())
-        if not tokens:
-            continue
-        term_parts.append(
-            np.fromiter(
-                (vocabulary.setdefault(term, len(vocabulary)) for term in tokens),
-                dtype=np.int32,
-                count=len(tokens),
-            )
-        )
-        row_parts.append(np.full(len(tokens), base + offset, dtype=np.int32))
-        count_parts.append(
-            np.fromiter(
-                (min(count, 65535) for count in tokens.values()),
-                dtype=np.uint16,
-                count=len(tokens),
-            )
-        )
-    lengths.append(added_lengths)
-
-    dimension = snapshot.dimension
-    # Vectors of another embedder are never compared: those rows score 0 by cosine
-    # (and are still found by keyword) until the document is ingested again.
-    model = get_embedder().name
-    added_matrix = np.zeros((len(new_rows), dimension), dtype=np.float32)
-    for offset, row in enumerate(new_rows):
-        embedding = bytes(row[4])
-        if row[5] == model and len(embedding) == dimension * 4:
-            added_matrix[offset] = from_bytes(embedding, dimension)
-
     return Snapshot(
         knowledge_base_id=snapshot.knowledge_base_id,
         version=version,
-        dimension=dimension,
-        chunk_ids=np.concatenate(
-            [
-                snapshot.chunk_ids[keep],
-                np.array([r[0] for r in new_rows], dtype=np.int64),
-            ]
+        dimension=snapshot.dimension,
+        chunk_ids=np.concatenate([snapshot.chunk_ids[keep], added.chunk_ids]),
+        document_ids=np.concatenate([snapshot.document_ids[keep], added.document_ids]),
+        ordinals=np.concatenate([snapshot.ordinals[keep], added.ordinals]),
+        lengths=np.concatenate([snapshot.lengths[keep], added.lengths]),
+        folds=np.concatenate([snapshot.folds[keep], added.folds]),
+        matrix=np.concatenate(
+            [snapshot.matrix[keep], added.matrix(snapshot.dimension)]
         ),
-        document_ids=np.concatenate(
-            [
-                snapshot.document_ids[keep],
-                np.array([r[1] for r in new_rows], dtype=object),
-            ]
-        ),
-        ordinals=np.concatenate(
-            [
-                snapshot.ordinals[keep],
-                np.array([r[2] for r in new_rows], dtype=np.int32),
-            ]
-        ),
-        lengths=np.concatenate(lengths),
-        folds=np.concatenate([snapshot.folds[keep], added_folds]),
-        matrix=np.concatenate([snapshot.matrix[keep], added_matrix]),
         postings=Postings.build(
-            vocabulary,
-            np.concatenate(term_parts).astype(np.int32),
-            np.concatenate(row_parts),
-            np.concatenate(count_parts),
+            np.concatenate([hashes[survivors], added.hashes]),
+            np.concatenate(
+                [new_index[rows[survivors]].astype(np.int32), added.rows + base]
+            ),
+            np.concatenate([counts[survivors], added.counts]),
         ),
+        stale=snapshot.stale + added.stale,
+    )
+
+
+@dataclass
+class _Added:
+    """The published chunks a refresh adds, as arrays (rows numbered from 0)."""
+
+    chunk_ids: np.ndarray
+    document_ids: np.ndarray
+    ordinals: np.ndarray
+    lengths: np.ndarray
+    folds: np.ndarray
+    hashes: np.ndarray
+    rows: np.ndarray
+    counts: np.ndarray
+    embeddings: list[bytes]
+    models: list[str]
+    stale: int
+
+    def matrix(self, dimension: int) -> np.ndarray:
+        """Their vectors. Vectors of another embedder are never compared: those
+        rows score 0 by cosine (and are still found by keyword) until the
+        document is ingested again or `reindex_chunks` embeds them anew."""
+        model = get_embedder().name
+        size = dimension * 4
+        usable = [
+            embedding if name == model and len(embedding) == size else bytes(size)
+            for embedding, name in zip(self.embeddings, self.models, strict=True)
+        ]
+        joined = b"".join(usable)
+        return (
+            np.frombuffer(joined, dtype="<f4").astype(np.float32).reshape(-1, dimension)
+        )
+
+
+def _added_rows(knowledge_base_id: str, document_ids: set) -> _Added:
+    """The chunks of these published documents, read as stored: their terms were
+    made at ingestion; chunks made by another tokenizer are tokenized here."""
+    rows = list(
+        Chunk.objects.filter(
+            knowledge_base_id=knowledge_base_id,
+            document_id__in=document_ids,
+            document__status=DocumentStatus.PUBLISHED,
+        )
+        .order_by("document_id", "ordinal")
+        .values_list(
+            "id",
+            "document_id",
+            "ordinal",
+            "embedding",
+            "embedding_model",
+            "terms",
+            "term_count",
+            "folds",
+            "tokenizer",
+        )
+    )
+    model = get_embedder().name
+    stale = [row[0] for row in rows if row[8] != TOKENIZER]
+    remade = {}
+    if stale:
+        logger.warning(
+            "%s chunks of knowledge base %s were made by another tokenizer and are "
+            "tokenized at every snapshot build; run manage.py reindex_chunks",
+            len(stale),
+            knowledge_base_id,
+        )
+        texts = Chunk.objects.filter(pk__in=stale).values_list("id", "text")
+        remade = {pk: chunk_terms(text) for pk, text in texts.iterator()}
+    hash_parts, count_parts, sizes, lengths, folded = [], [], [], [], []
+    for pk, _, _, _, _, blob, length, folds_flag, _ in rows:
+        if pk in remade:
+            blob, length, folds_flag = (
+                remade[pk].terms,
+                remade[pk].length,
+                remade[pk].folds,
+            )
+        hashes, counts = decode(bytes(blob))
+        hash_parts.append(hashes)
+        count_parts.append(counts)
+        sizes.append(len(hashes))
+        lengths.append(length)
+        folded.append(folds_flag)
+    return _Added(
+        chunk_ids=np.array([row[0] for row in rows], dtype=np.int64),
+        document_ids=np.array([row[1] for row in rows], dtype=object),
+        ordinals=np.array([row[2] for row in rows], dtype=np.int32),
+        lengths=np.array(lengths, dtype=np.float32),
+        folds=np.array(folded, dtype=bool),
+        hashes=np.concatenate(hash_parts) if hash_parts else np.zeros(0, np.int64),
+        rows=np.repeat(np.arange(len(rows), dtype=np.int32), sizes),
+        counts=np.concatenate(count_parts) if count_parts else np.zeros(0, np.uint16),
+        embeddings=[bytes(row[3]) for row in rows],
+        models=[row[4] for row in rows],
+        stale=sum(pk in remade or name != model for pk, _, _, _, name, *_ in rows),
     )
 
 
@@ -269,7 +331,11 @@ class SnapshotCache:
             snapshot = self._snapshots.get(knowledge_base_id)
             if snapshot is None or snapshot.version != version:
                 dimension = get_embedder().dimension
-                if snapshot is None or snapshot.dimension != dimension:
+                if (
+                    snapshot is None
+                    or snapshot.dimension != dimension
+                    or snapshot.stale
+                ):
                     snapshot = _empty_snapshot(knowledge_base_id, -1, dimension)
                 snapshot = _refreshed(snapshot, version)
                 self._snapshots[knowledge_base_id] = snapshot

@@ -41,6 +41,13 @@ class Chunk(models.Model):
     embedding = models.BinaryField()
     # Vectors of different embedders are never compared.
     embedding_model = models.CharField(max_length=100)
+    # Its BM25 terms, made with its vector (`retrieval.terms`), so that a search
+    # snapshot reads arrays instead of tokenizing text; `tokenizer` names what made
+    # them (blank: nothing yet, a snapshot tokenizes the text itself).
+    terms = models.BinaryField(default=b"")
+    term_count = models.PositiveIntegerField(default=0)
+    folds = models.BooleanField(default=False)
+    tokenizer = models.CharField(max_length=40, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ChunkQuerySet.as_manager()

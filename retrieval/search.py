@@ -32,6 +32,7 @@ from documents.selectors import knowledge_base_ids_for
 from .embeddings import get_embedder
 from .index import Snapshot, snapshot_cache
 from .models import Chunk
+from .terms import term_hash
 from .tokens import keyword_tokens, normalized, word_pairs
 
 PROFILES = ("keyword", "vector", "hybrid-v1")
@@ -80,13 +81,8 @@ class TermStatistics:
         self.size = sum(snapshot.size for snapshot in snapshots)
 
     def frequency(self, token: str) -> int:
-        total = 0
-        for snapshot in self.snapshots:
-            term_id = snapshot.postings.vocabulary.get(token)
-            if term_id is not None:
-                starts = snapshot.postings.starts
-                total += int(starts[term_id + 1] - starts[term_id])
-        return total
+        hashed = term_hash(token)
+        return sum(snapshot.postings.frequency(hashed) for snapshot in self.snapshots)
 
 
 @dataclass

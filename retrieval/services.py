@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from .embeddings import to_bytes
+from documents.models import KnowledgeBase
+
+from .embeddings import get_embedder, to_bytes
 from .models import Chunk
+from .terms import TOKENIZER, ChunkTerms, chunk_terms
 
 # The fields of a chunk row, in the order of its values; `chunks_replace` adds
 # `created_at`, the time of the insert. With the primary key, every field of the
@@ -27,6 +32,10 @@ CHUNK_ROW_FIELDS = (
     "ocr_confidence",
     "embedding",
     "embedding_model",
+    "terms",
+    "term_count",
+    "folds",
+    "tokenizer",
 )
 
 
@@ -41,9 +50,11 @@ def chunk_rows(
     vectors: np.ndarray,
     embedding_model: str,
     ingestion_task_id=None,
+    terms: Sequence[ChunkTerms] | None = None,
 ) -> list[tuple]:
     """`document`'s chunks as rows of CHUNK_ROW_FIELDS values, ready for the
-    database, built before any transaction opens.
+    database, built before any transaction opens. `terms` are the chunks' BM25
+    terms when the parser processes made them; they are made here otherwise.
 
     Each value is prepared by its model field (`get_db_prep_save`), as `bulk_create`
     would, but the values every row shares are prepared once: `bulk_create` spent
@@ -59,6 +70,9 @@ def chunk_rows(
         )
     )
     prepare_path, prepare_embedding = _prepare("heading_path"), _prepare("embedding")
+    prepare_terms = _prepare("terms")
+    if terms is None:
+        terms = [chunk_terms(chunk.text) for chunk in chunks]
     return [
         (
             document_id,
@@ -73,8 +87,12 @@ def chunk_rows(
             _ocr_confidence(chunk),
             prepare_embedding(to_bytes(vector), connection),
             model,
+            prepare_terms(chunk_term.terms, connection),
+            int(chunk_term.length),
+            bool(chunk_term.folds),
+            TOKENIZER,
         )
-        for chunk, vector in zip(chunks, vectors, strict=True)
+        for chunk, vector, chunk_term in zip(chunks, vectors, terms, strict=True)
     ]
 
 
@@ -111,3 +129,68 @@ def chunks_discard(*, document_id, ingestion_task_id=None) -> int:
         chunks = chunks.filter(ingestion_task_id=ingestion_task_id)
     deleted, _ = chunks.delete()
     return deleted
+
+
+@dataclass(frozen=True)
+class ReindexProgress:
+    done: int  # chunks rewritten so far
+    total: int  # chunks that needed it when the run started
+
+
+def chunks_needing_reindex(*, knowledge_base_id: str | None = None) -> QuerySet:
+    """Chunks whose terms another tokenizer made, or whose vector another
+    embedder made: a snapshot would tokenize them again at every build, or never
+    compare their vectors."""
+    chunks = Chunk.objects.filter(
+        ~Q(tokenizer=TOKENIZER) | ~Q(embedding_model=get_embedder().name)
+    )
+    if knowledge_base_id is not None:
+        chunks = chunks.filter(knowledge_base_id=knowledge_base_id)
+    return chunks
+
+
+def chunks_reindex(
+    *,
+    knowledge_base_id: str | None = None,
+    batch_size: int = 500,
+    on_progress: Callable[[ReindexProgress], None] = lambda progress: None,
+) -> int:
+    """Make the terms and vectors of every chunk that needs it again, a batch at
+    a time in id order, each batch committed with its knowledge bases'
+    `index_version` bumped, so that snapshots rebuild and an interrupted run
+    resumes where it stopped. Returns how many chunks were rewritten.
+
+    Raises `ProviderUnavailable` when a remote embedder is down; the batches
+    already committed stay.
+    """
+    embedder = get_embedder()
+    pending = chunks_needing_reindex(knowledge_base_id=knowledge_base_id)
+    total = pending.count()
+    done = 0
+    last_id = 0
+    while True:
+        batch = list(
+            pending.filter(pk__gt=last_id)
+            .order_by("pk")
+            .values_list("pk", "knowledge_base_id", "text")[:batch_size]
+        )
+        if not batch:
+            return done
+        vectors = embedder.embed([text for _, _, text in batch])
+        with transaction.atomic():
+            for (pk, _, text), vector in zip(batch, vectors, strict=True):
+                terms = chunk_terms(text)
+                Chunk.objects.filter(pk=pk).update(
+                    terms=terms.terms,
+                    term_count=terms.length,
+                    folds=terms.folds,
+                    tokenizer=TOKENIZER,
+                    embedding=to_bytes(vector),
+                    embedding_model=embedder.name,
+                )
+            KnowledgeBase.objects.filter(
+                pk__in={knowledge_base for _, knowledge_base, _ in batch}
+            ).update(index_version=F("index_version") + 1)
+        done += len(batch)
+        last_id = batch[-1][0]
+        on_progress(ReindexProgress(done, max(total, done)))

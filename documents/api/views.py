@@ -17,6 +17,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config import readiness
 from config.errors import PreconditionRequired, ValidationFailed
 from config.openapi import error_responses
 from config.pagination import StandardPagination
@@ -135,16 +136,25 @@ class LivenessView(_OpenView):
         return Response({"status": "ok"})
 
 
-def _readiness() -> tuple[dict, int]:
+def _dependency_checks() -> dict[str, str]:
     checks = {"database": _database_check()}
     checks["migrations"] = (
         _migrations_check() if checks["database"] == "ok" else "unknown"
     )
     checks["storage"] = _storage_check()
-    ready = all(value == "ok" for value in checks.values())
+    return checks
+
+
+def _readiness(dependencies: dict[str, str]) -> tuple[dict, int]:
+    """The dependencies' checks (reused a while), and the process's own, which
+    cost nothing (a search warm-up under way)."""
+    checks = {**dependencies, **readiness.registered_checks()}
+    ready = all(value in readiness.READY_STATES for value in checks.values())
+    warming = readiness.WARMING in checks.values()
     # Reported, not required: only workers read scans, and text still works.
     checks["ocr"] = _ocr_check()
-    body = {"status": "ready" if ready else "not_ready", "checks": checks}
+    state = "ready" if ready else "warming" if warming else "not_ready"
+    body = {"status": state, "checks": checks}
     if checks["ocr"] == "unavailable":
         body["hints"] = {"ocr": OCR_HINT}
     return body, status.HTTP_200_OK if ready else 503
@@ -159,14 +169,14 @@ class _RecentReport:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._report: tuple[dict, int] | None = None
+        self._report: dict[str, str] | None = None
         self._taken_at = 0.0
 
-    def get(self) -> tuple[dict, int]:
+    def get(self) -> dict[str, str]:
         with self._lock:
             age = time.monotonic() - self._taken_at
             if self._report is None or age >= settings.READINESS_CACHE_SECONDS:
-                self._report = _readiness()
+                self._report = _dependency_checks()
                 self._taken_at = time.monotonic()
             return self._report
 
@@ -180,7 +190,7 @@ class ReadinessView(_OpenView):
         summary="Readiness: database reachable, migrations applied, storage writable",
     )
     def get(self, request):
-        body, code = _recent_readiness.get()
+        body, code = _readiness(_recent_readiness.get())
         return Response(body, status=code)
 
 

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from retrieval.embeddings import Embedder
+    from retrieval.terms import ChunkTerms
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ class Extracted:
 
     chunks: list[Chunk]
     vectors: np.ndarray | None
+    terms: list[ChunkTerms] | None = None  # made beside the vectors
 
 
 class _Parser:
@@ -304,7 +306,12 @@ class ParseSandbox:
         import numpy as np
 
         vectors = [part.vectors for part in parts if part.chunks]
-        return Extracted(chunks, np.concatenate(vectors))
+        terms = [terms for part in parts if part.chunks for terms in part.terms or ()]
+        return Extracted(
+            chunks,
+            np.concatenate(vectors),
+            terms if len(terms) == len(chunks) else None,
+        )
 
     def _run(
         self,

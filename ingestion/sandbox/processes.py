@@ -29,7 +29,9 @@ PASSED_PREFIXES = ("LC_",)
 # a stack and buffers (20 MB here, a gigabyte on a 64-core host) into an address
 # space capped by RLIMIT_AS.
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-PRELOAD = ("ingestion.formats", "retrieval.embeddings")
+# Imported by the parser server before it forks; a module's `warm_up()`, if it has
+# one, runs there too, so that every parser starts with it done.
+PRELOAD = ("ingestion.formats", "retrieval.embeddings", "retrieval.terms")
 START_METHOD = "fork" if hasattr(os, "fork") else "exec"
 _REPLY_SECONDS = 60.0  # the server imports the parsing libraries before it answers
 

@@ -30,6 +30,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from retrieval.terms import chunk_terms
+
 from ..blocks import ParseError
 from ..chunking import chunk_blocks, full_text
 from . import wire
@@ -53,8 +55,10 @@ def main(config: dict) -> None:
     control = socket.socket(fileno=config["control"])
     os.set_inheritable(control.fileno(), False)
     if config["start"] == "fork":
-        for module in config["preload"]:
-            importlib.import_module(module)
+        for name in config["preload"]:
+            module = importlib.import_module(name)
+            if hasattr(module, "warm_up"):
+                module.warm_up()
     _Server(control, config).run()
 
 
@@ -267,10 +271,12 @@ def _answer(
     if request.operation == "blocks":
         return blocks
     chunks = chunk_blocks(blocks, max_chunks=request.limits.max_chunks)
-    vectors = None
+    vectors = terms = None
     embedder = request.embedder
     if embedder is not None and chunks:
         import numpy as np
+
+        terms = [chunk_terms(chunk.text) for chunk in chunks]
 
         embedder = _embedders.setdefault((type(embedder), embedder.name), embedder)
         texts = [chunk.text for chunk in chunks]
@@ -280,7 +286,7 @@ def _answer(
                 for start in range(0, len(texts), _EMBED_SLICE)
             ]
         )
-    return wire.ExtractedPart(chunks, vectors, len(full_text(blocks)))
+    return wire.ExtractedPart(chunks, vectors, len(full_text(blocks)), terms)
 
 
 def _reporters(

@@ -11,13 +11,16 @@ likeliest cause), and the parser that sent it is stopped.
     replies   ["progress", done, total]       pages read so far
               ["time", seconds]               wait longer (before an OCR page)
               ["ok", [block, ...]]            operation "blocks"
-              ["ok", [[chunk, ...], vectors | nil, text_length]]   "chunks"
+              ["ok", [[chunk, ...], vectors | nil, text_length(, terms)]]
+                                              operation "chunks"
               ["error", class name, reason]   a ParseError (by name, registry below)
               ["memory"]                      MemoryError
               ["failed", exception type name] a fault of ours in the parser
 
 Vectors are little-endian float32 bytes, one row of the embedder's dimension per
-chunk. The embedder travels the other way pickled: the parser trusts its worker.
+chunk; terms, sent with them, are one `[terms, length, folds]` per chunk
+(`retrieval.terms`). The embedder travels the other way pickled: the parser
+trusts its worker.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import msgpack
+
+from retrieval.terms import ChunkTerms, valid_terms
 
 from ..blocks import (
     Block,
@@ -71,6 +76,7 @@ class ExtractedPart:
     chunks: list[Chunk]
     vectors: np.ndarray | None
     text_length: int
+    terms: list[ChunkTerms] | None = None
 
 
 def pack(message: list) -> bytes:
@@ -127,10 +133,18 @@ def encode_result(operation: str, result: list[Block] | ExtractedPart) -> bytes:
     vectors = None
     if result.vectors is not None:
         vectors = result.vectors.astype("<f4", copy=False).tobytes()
+    terms = None
+    if result.terms is not None:
+        terms = [chunk_terms.to_wire() for chunk_terms in result.terms]
     return pack(
         [
             "ok",
-            [[chunk.to_wire() for chunk in result.chunks], vectors, result.text_length],
+            [
+                [chunk.to_wire() for chunk in result.chunks],
+                vectors,
+                result.text_length,
+                terms,
+            ],
         ]
     )
 
@@ -228,7 +242,10 @@ def _decode_reply(
 def _extracted_part(
     value: object, dimension: int | None, limits: ParseLimits
 ) -> ExtractedPart:
-    chunks_data, vectors_data, text_length = wire_list(value, 3)
+    # Terms are optional: without them the worker makes them.
+    if type(value) is list and len(value) == 3:
+        value = [*value, None]
+    chunks_data, vectors_data, text_length, terms_data = wire_list(value, 4)
     if type(chunks_data) is not list:
         raise WireError("expected a list of chunks")
     if limits.max_chunks is not None and len(chunks_data) > limits.max_chunks:
@@ -240,7 +257,10 @@ def _extracted_part(
     if vectors_data is None or dimension is None:
         if vectors_data is not None or (dimension is not None and chunks):
             raise WireError("vectors where none were asked for, or none sent")
+        if terms_data is not None:
+            raise WireError("terms where none were asked for")
         return ExtractedPart(chunks, None, text_length)
+    terms = None if terms_data is None else _chunk_terms(terms_data, len(chunks))
     if type(vectors_data) is not bytes or len(vectors_data) != (
         len(chunks) * dimension * 4
     ):
@@ -250,7 +270,19 @@ def _extracted_part(
     vectors = np.frombuffer(vectors_data, dtype="<f4").reshape(len(chunks), dimension)
     if not np.isfinite(vectors).all():
         raise WireError("vectors that are not finite numbers")
-    return ExtractedPart(chunks, vectors.astype(np.float32), text_length)
+    return ExtractedPart(chunks, vectors.astype(np.float32), text_length, terms)
+
+
+def _chunk_terms(value: object, count: int) -> list[ChunkTerms]:
+    if type(value) is not list or len(value) != count:
+        raise WireError("expected terms for every chunk")
+    terms = []
+    for item in value:
+        blob, length, folds = wire_list(item, 3)
+        if not valid_terms(blob) or type(folds) is not bool:
+            raise WireError("terms of the wrong shape")
+        terms.append(ChunkTerms(blob, wire_int(length), folds))
+    return terms
 
 
 def encode_progress(done: int, total: int) -> bytes:

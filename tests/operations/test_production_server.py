@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import signal
 import subprocess
 import sys
@@ -13,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from documents import services as document_services
+from documents.models import Role
+from ingestion import services as ingestion_services
+from ingestion.worker import Worker
+from retrieval.models import Chunk
 from tests.conftest import REPO
+from tests.factories import DocumentFactory
 from tests.live import free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -109,3 +117,55 @@ def test_a_graceful_restart_drops_no_request(gunicorn):
     assert len(results) > asked_before
     assert set(results) == {200}, [r for r in results if r != 200][:5]
     assert server.poll() is None
+
+
+def published(knowledge_base, member, content: bytes) -> None:
+    """A document ingested by the real worker and published."""
+    editor = member(Role.EDITOR, username="warm-editor")
+    reviewer = member(Role.REVIEWER, username="warm-reviewer")
+    document = DocumentFactory(knowledge_base=knowledge_base, content=content)
+    task = ingestion_services.document_submit(user=editor, document_id=document.pk)
+    Worker(worker_id="test", write=lambda line: None).run(task.pk)
+    document.refresh_from_db()
+    document_services.document_publish(
+        user=reviewer,
+        document_id=document.pk,
+        expected_lock_version=document.lock_version,
+    )
+
+
+@pytest.fixture
+def with_chunks(knowledge_base, member):
+    published(
+        knowledge_base,
+        member,
+        b"# Leave\n\n" + b"Every employee receives 25 days of paid annual leave. " * 40,
+    )
+    return Chunk.objects.count()
+
+
+@pytest.fixture
+def logging_info(process_env):
+    process_env["LOG_LEVEL"] = "INFO"
+
+
+def test_workers_warm_their_search_snapshots_before_they_say_ready(
+    with_chunks, logging_info, gunicorn
+):
+    server, base = gunicorn
+    deadline = time.monotonic() + 60
+    while True:
+        status, _, body = fetch(f"{base}/api/health/ready")
+        if status == 200 or time.monotonic() > deadline:
+            break
+        assert json.loads(body)["status"] == "warming"
+        time.sleep(0.1)
+    assert status == 200
+    assert json.loads(body)["checks"]["search"] == "ok"
+
+    server.terminate()
+    server.wait(timeout=30)
+    log = server.stderr.read()
+    done = re.findall(r"search warm-up done knowledge_bases=1 chunks=(\d+)", log)
+    # Each worker of the two warmed its own snapshot (until they share one host's).
+    assert done == [str(with_chunks)] * 2, log

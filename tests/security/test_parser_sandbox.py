@@ -178,6 +178,7 @@ def pack(message) -> bytes:
 
 GOOD_VECTOR = b"\0" * 32  # one chunk of 8 float32
 CHUNK = [0, "Keep the receipt.", ["Travel"], None, 0, 17, None]
+GOOD_TERMS = b"\0" * 10  # one term: its hash, its count
 INVALID_REPLIES = {
     "pickle": b"\x80\x04\x95" + b"\0" * 16,
     "not-msgpack": b"\xc1\xc1\xc1",
@@ -195,6 +196,11 @@ INVALID_REPLIES = {
     "confidence": pack(["ok", [[[0, "t", [], None, 0, 1, 2.0]], GOOD_VECTOR, 17]]),
     "heading-type": pack(["ok", [[[0, "t", [1], None, 0, 1, None]], GOOD_VECTOR, 17]]),
     "extra-field": pack(["ok", [[[*CHUNK, "x"]], GOOD_VECTOR, 17]]),
+    "terms-count": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, []]]),
+    "terms-size": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, [[b"\0" * 9, 3, False]]]]),
+    "terms-type": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, [["text", 3, False]]]]),
+    "terms-folds": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, [[GOOD_TERMS, 3, 1]]]]),
+    "terms-unasked": pack(["ok", [[CHUNK], None, 17, [[GOOD_TERMS, 3, False]]]]),
     "endless-time": pack(["time", 1e9]),
     "progress-past-total": pack(["progress", 5, 1]),
     "failed-name": pack(["failed", "not an identifier; rm"]),
@@ -228,6 +234,14 @@ def test_a_valid_reply_from_the_hook_is_taken(sandbox):
     extracted = extract(sandbox, RawSender(pack(["ok", [[CHUNK], GOOD_VECTOR, 17]])))
     assert [chunk.text for chunk in extracted.chunks] == ["Keep the receipt."]
     assert extracted.vectors.shape == (1, 8)
+
+
+def test_terms_sent_beside_the_vectors_are_taken(sandbox):
+    reply = pack(["ok", [[CHUNK], GOOD_VECTOR, 17, [[GOOD_TERMS, 3, False]]]])
+    extracted = extract(sandbox, RawSender(reply))
+    assert [(t.terms, t.length, t.folds) for t in extracted.terms] == [
+        (GOOD_TERMS, 3, False)
+    ]
 
 
 def test_parse_errors_travel_by_name_and_unknown_names_are_generic(sandbox):

@@ -1,0 +1,91 @@
+"""A chunk's BM25 terms, computed once at ingestion and stored with the chunk.
+
+Tokenizing is what a search snapshot used to spend its build on (jieba over every
+published chunk, in every process, after every start). Everything it needs that
+depends on the chunk alone is computed when the chunk is made, beside its vector:
+
+- `terms`: the chunk's distinct `keyword_tokens` as 64-bit hashes, sorted, then
+  how often each occurs (uint16), little-endian: 10 bytes a term;
+- `length`: how many tokens it has (BM25's document length);
+- `folds`: whether its text changes in simplified script (the rerank's shortcut).
+
+A snapshot then concatenates arrays instead of tokenizing text. Terms are found by
+hash, so a snapshot keeps no dictionary of strings: a query hashes its few tokens
+the same way. `TOKENIZER` names the tokenizer and the hash; a chunk stored under
+another name (older rows: none) is tokenized again when a snapshot reads it, and
+`manage.py reindex_chunks` rewrites such rows.
+
+No Django here: the parser processes compute these beside the vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .tokens import folds, keyword_tokens, segmenter
+
+# Changes whenever `keyword_tokens` or `term_hash` would give another result.
+TOKENIZER = "kw1-blake2b64"
+_MAX_COUNT = 65535
+_ENTRY_BYTES = 10  # an int64 hash and a uint16 count
+
+
+@dataclass(frozen=True)
+class ChunkTerms:
+    terms: bytes
+    length: int
+    folds: bool
+
+    def to_wire(self) -> list:
+        return [self.terms, self.length, self.folds]
+
+
+def warm_up() -> None:
+    """Load jieba's dictionary now (a parser server does, before it forks)."""
+    segmenter()
+
+
+def term_hash(token: str) -> int:
+    """A token's stable 64-bit id (the same in every process and release)."""
+    digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+def term_hashes(tokens: Iterable[str]) -> np.ndarray:
+    return np.fromiter((term_hash(token) for token in tokens), dtype=np.int64)
+
+
+def chunk_terms(text: str) -> ChunkTerms:
+    counts = Counter(keyword_tokens(text))
+    hashes = term_hashes(counts)
+    frequencies = np.fromiter(
+        (min(count, _MAX_COUNT) for count in counts.values()),
+        dtype=np.uint16,
+        count=len(counts),
+    )
+    order = np.argsort(hashes, kind="stable")
+    blob = (
+        hashes[order].astype("<i8").tobytes()
+        + frequencies[order].astype("<u2").tobytes()
+    )
+    return ChunkTerms(blob, sum(counts.values()), folds(text))
+
+
+def decode(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes, counts) of a stored `terms` value."""
+    size = len(blob) // _ENTRY_BYTES
+    if size * _ENTRY_BYTES != len(blob):
+        raise ValueError("terms of the wrong size")
+    hashes = np.frombuffer(blob, dtype="<i8", count=size)
+    counts = np.frombuffer(blob, dtype="<u2", count=size, offset=size * 8)
+    return hashes, counts
+
+
+def valid_terms(blob: object) -> bool:
+    """Whether `blob` is a stored `terms` value (checked on what parsers send)."""
+    return type(blob) is bytes and len(blob) % _ENTRY_BYTES == 0

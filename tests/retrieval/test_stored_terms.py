@@ -1,0 +1,187 @@
+"""A chunk's search terms are made at ingestion and stored with it; a snapshot
+reads them as arrays; chunks of an older tokenizer are noticed and reindexed."""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db.models import F
+
+from documents.models import KnowledgeBase
+from retrieval import index, terms
+from retrieval.index import snapshot_cache
+from retrieval.models import Chunk
+from retrieval.search import search
+from retrieval.services import chunks_needing_reindex, chunks_reindex
+from retrieval.warmup import Warmup
+
+pytestmark = pytest.mark.django_db
+
+LEAVE = b"# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n"
+HOTEL = (
+    "# 住宿标准\n\n一線城市住宿費每晚不超過 600 元；其他城市每晚 450 元。\n".encode()
+)
+DOCX_LIKE = b"# Travel\n\nKeep every receipt of the trip. " + b"Meals are paid. " * 200
+
+
+def _make_stale(**fields) -> None:
+    """Chunks as an older release left them, read by a process just started."""
+    Chunk.objects.update(**fields)
+    KnowledgeBase.objects.update(index_version=F("index_version") + 1)
+    snapshot_cache.clear()
+
+
+def test_ingested_chunks_carry_their_terms(ingest, knowledge_base):
+    ingest(knowledge_base, LEAVE + b"\n" + DOCX_LIKE, filename="a.md")
+    ingest(knowledge_base, HOTEL, filename="b.md")
+
+    chunks = list(Chunk.objects.all())
+    assert chunks
+    for chunk in chunks:
+        expected = terms.chunk_terms(chunk.text)
+        assert chunk.tokenizer == terms.TOKENIZER
+        assert bytes(chunk.terms) == expected.terms
+        assert chunk.term_count == expected.length
+        assert chunk.folds == expected.folds
+    assert Chunk.objects.get(document__filename="b.md").folds is True
+
+
+def test_a_snapshot_build_tokenizes_nothing(ingest, knowledge_base, monkeypatch):
+    ingest(knowledge_base, LEAVE)
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    snapshot_cache.clear()
+
+    def refuse(text):
+        raise AssertionError("a snapshot build tokenized a chunk")
+
+    monkeypatch.setattr(index, "chunk_terms", refuse)
+    snapshot = snapshot_cache.snapshots(["kb-company"])[0]
+
+    assert snapshot.size == Chunk.objects.count()
+    assert snapshot.stale == 0
+
+
+def test_stored_terms_score_as_tokenizing_the_text_does(ingest, knowledge_base):
+    ingest(knowledge_base, LEAVE)
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    ingest(knowledge_base, DOCX_LIKE, filename="travel.md")
+    snapshot_cache.clear()
+    stored = snapshot_cache.snapshots(["kb-company"])[0]
+    _make_stale(tokenizer="", terms=b"", term_count=0)
+    remade = snapshot_cache.snapshots(["kb-company"])[0]
+
+    assert remade.stale == remade.size
+    for question in ("annual leave days", "一线城市 住宿费", "receipt of the trip"):
+        tokens = terms.keyword_tokens(question)
+        assert np.allclose(stored.bm25(tokens), remade.bm25(tokens))
+        assert stored.bm25(tokens).max() > 0
+
+
+def test_chunks_of_an_older_tokenizer_are_still_found_and_reported(
+    ingest, viewer, knowledge_base, caplog
+):
+    document = ingest(knowledge_base, LEAVE)
+    _make_stale(tokenizer="", terms=b"", term_count=0)
+
+    with caplog.at_level(logging.WARNING, logger="retrieval.index"):
+        passages = search(user=viewer, question="annual leave").passages
+
+    assert [passage.document_id for passage in passages] == [document.pk]
+    assert "made by another tokenizer" in caplog.text
+    assert "reindex_chunks" in caplog.text
+
+
+def test_reindex_rewrites_stale_chunks_and_resumes_after_an_interruption(
+    ingest, viewer, knowledge_base
+):
+    ingest(knowledge_base, LEAVE, filename="a.md")
+    ingest(knowledge_base, DOCX_LIKE, filename="b.md")
+    ingest(knowledge_base, HOTEL, filename="c.md")
+    expected = {c.pk: bytes(c.terms) for c in Chunk.objects.all()}
+    _make_stale(tokenizer="", terms=b"", term_count=0, embedding_model="older")
+    total = Chunk.objects.count()
+    assert chunks_needing_reindex().count() == total
+    assert snapshot_cache.snapshots(["kb-company"])[0].stale == total
+
+    def interrupt(progress):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        chunks_reindex(batch_size=1, on_progress=interrupt)
+    assert chunks_needing_reindex().count() == total - 1  # the first batch stays
+
+    out = io.StringIO()
+    call_command("reindex_chunks", "--batch-size", "2", stdout=out)
+
+    assert chunks_needing_reindex().count() == 0
+    assert f"reindexed {total - 1}/{total - 1}" in out.getvalue()
+    assert {c.pk: bytes(c.terms) for c in Chunk.objects.all()} == expected
+    snapshot = snapshot_cache.snapshots(["kb-company"])[0]
+    assert snapshot.stale == 0  # rebuilt, not patched
+    assert np.abs(snapshot.matrix).sum(axis=1).min() > 0  # vectors compared again
+    assert search(user=viewer, question="annual leave").passages
+
+
+def test_reindex_check_and_bad_arguments(ingest, knowledge_base):
+    ingest(knowledge_base, LEAVE)
+    out = io.StringIO()
+    call_command("reindex_chunks", "--check", stdout=out)
+    assert "chunks needing reindex=0" in out.getvalue()
+
+    _make_stale(tokenizer="")
+    with pytest.raises(CommandError, match="1 chunks need reindex_chunks"):
+        call_command("reindex_chunks", "--check", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="No knowledge base"):
+        call_command("reindex_chunks", "--knowledge-base", "nope")
+    with pytest.raises(CommandError):
+        call_command("reindex_chunks", "--batch-size", "0")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_warm_up_builds_every_snapshot_and_a_first_query_waits_for_it(
+    ingest, viewer, knowledge_base, other_knowledge_base, api_client, monkeypatch
+):
+    ingest(knowledge_base, LEAVE)
+    ingest(other_knowledge_base, HOTEL)
+    snapshot_cache.clear()
+    release = threading.Event()
+    builds = []
+    real = index._refreshed
+
+    def slow_refresh(snapshot, version):
+        builds.append(snapshot.knowledge_base_id)
+        release.wait(10)
+        return real(snapshot, version)
+
+    monkeypatch.setattr(index, "_refreshed", slow_refresh)
+    warmup = Warmup()
+    monkeypatch.setattr("retrieval.warmup.warmup", warmup)
+    warmup.start()
+
+    ready = api_client.get("/api/health/ready")
+    assert ready.status_code == 503
+    assert ready.json()["status"] == "warming"
+    assert ready.json()["checks"]["search"] == "warming"
+
+    answers = []
+    asker = threading.Thread(
+        target=lambda: answers.append(search(user=viewer, question="annual leave"))
+    )
+    asker.start()
+    release.set()
+    asker.join(10)
+    assert warmup.wait(10)
+
+    assert answers
+    assert answers[0].passages
+    # One build per knowledge base: the query waited for the warm-up's.
+    assert sorted(builds) == sorted([knowledge_base.pk, other_knowledge_base.pk])
+    ready = api_client.get("/api/health/ready")
+    assert ready.status_code == 200
+    assert ready.json()["checks"]["search"] == "ok"
