@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -205,6 +206,9 @@ def main() -> None:
     sizes = args.sizes or ([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
     query_count = 30 if args.quick else 100
 
+    # Each process keeps its own snapshot here (bench/snapshot_sharing.py measures
+    # the shared ones).
+    os.environ["SEARCH_SNAPSHOT_DIR"] = ""
     database_url = setup_django()
     from retrieval import index
     from retrieval.search import PROFILES, search

@@ -428,6 +428,9 @@ READINESS_CACHE_SECONDS = env.float("READINESS_CACHE_SECONDS", default=5.0)
 # Web processes build their search snapshots in the background as they start;
 # /api/health/ready says "warming" until they are built (retrieval/warmup.py).
 SEARCH_WARMUP = env.bool("SEARCH_WARMUP", default=True)
+# Where the processes of a host keep the search snapshots they share (memory-mapped
+# files, retrieval/snapshot_files.py); empty: each process keeps its own in memory.
+SEARCH_SNAPSHOT_DIR = env("SEARCH_SNAPSHOT_DIR", default=str(VAR_DIR / "snapshots"))
 
 # --- Answers ---
 # "extractive" (local, answers with the sources' own sentences) or

@@ -15,3 +15,6 @@ from config.settings import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Each test sees its own readiness checks; tests/security checks the reuse.
 READINESS_CACHE_SECONDS = 0
+# Test databases give index versions again with other chunks: snapshots stay in
+# each process's memory unless a test (or `process_env`) gives a folder of its own.
+SEARCH_SNAPSHOT_DIR = ""

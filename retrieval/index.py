@@ -17,15 +17,20 @@ snapshot, so visibility is decided before anything is scored.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+from django.conf import settings
+from django.db.models import Count, Max
 
 from documents.models import DocumentStatus, KnowledgeBase
 
+from . import snapshot_files
 from .embeddings import get_embedder
 from .models import Chunk
 from .terms import TOKENIZER, chunk_terms, decode, term_hash
@@ -303,6 +308,81 @@ def _added_rows(knowledge_base_id: str, document_ids: set) -> _Added:
     )
 
 
+def _next(snapshot: Snapshot | None, knowledge_base_id: str, version: int) -> Snapshot:
+    """`snapshot` brought to `version`, or built anew when it cannot be."""
+    dimension = get_embedder().dimension
+    if snapshot is None or snapshot.dimension != dimension or snapshot.stale:
+        snapshot = _empty_snapshot(knowledge_base_id, -1, dimension)
+    return _refreshed(snapshot, version)
+
+
+def _shared_root() -> Path | None:
+    directory = settings.SEARCH_SNAPSHOT_DIR
+    return Path(directory) if directory else None
+
+
+def _fingerprint(knowledge_base_id: str) -> str:
+    """What the published chunks are, beside the version (a database restored from
+    a backup may give a version number again), and what made their terms and
+    vectors."""
+    count, newest = (
+        Chunk.objects.filter(
+            knowledge_base_id=knowledge_base_id,
+            document__status=DocumentStatus.PUBLISHED,
+        )
+        .aggregate(count=Count("id"), newest=Max("id"))
+        .values()
+    )
+    embedder = get_embedder()
+    made_by = f"{embedder.name}-{embedder.dimension}-{TOKENIZER}"
+    digest = hashlib.blake2b(made_by.encode(), digest_size=6).hexdigest()
+    return f"{count}-{newest or 0}-{digest}"
+
+
+def _shared(
+    root: Path, snapshot: Snapshot | None, knowledge_base_id: str, version: int
+) -> Snapshot:
+    """The host's stored snapshot of this version, mapped; built and stored by
+    this process if no process of the host has stored it yet."""
+    name = snapshot_files.version_name(version, _fingerprint(knowledge_base_id))
+    with snapshot_files.build_lock(root, knowledge_base_id):
+        stored = snapshot_files.load(root, knowledge_base_id, name)
+        if stored is None:
+            built = _next(snapshot, knowledge_base_id, version)
+            if built.stale:
+                return built  # rebuilt at every version until reindexed: not shared
+            snapshot_files.save(root, knowledge_base_id, name, _fields(built))
+            snapshot_files.prune(root, knowledge_base_id, keep=name)
+            stored = snapshot_files.load(root, knowledge_base_id, name)
+            if stored is None:
+                return built
+    postings = Postings(
+        stored.pop("hashes"),
+        stored.pop("starts"),
+        stored.pop("rows"),
+        stored.pop("counts"),
+    )
+    return Snapshot(knowledge_base_id=knowledge_base_id, postings=postings, **stored)
+
+
+def _fields(snapshot: Snapshot) -> dict:
+    return {
+        "version": snapshot.version,
+        "dimension": snapshot.dimension,
+        "stale": snapshot.stale,
+        "chunk_ids": snapshot.chunk_ids,
+        "document_ids": snapshot.document_ids,
+        "ordinals": snapshot.ordinals,
+        "lengths": snapshot.lengths,
+        "folds": snapshot.folds,
+        "matrix": snapshot.matrix,
+        "hashes": snapshot.postings.hashes,
+        "starts": snapshot.postings.starts,
+        "rows": snapshot.postings.rows,
+        "counts": snapshot.postings.counts,
+    }
+
+
 class SnapshotCache:
     """The snapshots of this process, refreshed when their index version moves."""
 
@@ -330,14 +410,11 @@ class SnapshotCache:
         with lock:
             snapshot = self._snapshots.get(knowledge_base_id)
             if snapshot is None or snapshot.version != version:
-                dimension = get_embedder().dimension
-                if (
-                    snapshot is None
-                    or snapshot.dimension != dimension
-                    or snapshot.stale
-                ):
-                    snapshot = _empty_snapshot(knowledge_base_id, -1, dimension)
-                snapshot = _refreshed(snapshot, version)
+                root = _shared_root()
+                if root is None:
+                    snapshot = _next(snapshot, knowledge_base_id, version)
+                else:
+                    snapshot = _shared(root, snapshot, knowledge_base_id, version)
                 self._snapshots[knowledge_base_id] = snapshot
             return snapshot
 
@@ -346,6 +423,9 @@ class SnapshotCache:
         with self._guard:
             self._snapshots.pop(knowledge_base_id, None)
             self._locks.pop(knowledge_base_id, None)
+        root = _shared_root()
+        if root is not None:
+            snapshot_files.discard(root, knowledge_base_id)
 
     def clear(self) -> None:
         with self._guard:

@@ -113,7 +113,7 @@ def database_url() -> str:
 
 
 @pytest.fixture
-def process_env(settings):
+def process_env(settings, tmp_path):
     """Environment for another Curator process on this test's database and files."""
     env = {
         **os.environ,
@@ -122,6 +122,8 @@ def process_env(settings):
         "DATABASE_URL": database_url(),
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "LOG_LEVEL": "WARNING",
+        # Shared search snapshots, as in production, but this test's own.
+        "SEARCH_SNAPSHOT_DIR": str(tmp_path / "snapshots"),
     }
     env.pop("DEBUG", None)
     return env

@@ -1,0 +1,118 @@
+"""Search snapshots as files that the processes of one host share.
+
+A snapshot's arrays are written once, by the first process that needs that
+version, as `.npy` files in a directory named by the knowledge base, its
+`index_version`, what its published chunks are (how many, the newest id) and what
+made their terms and vectors; every process then maps them read-only
+(`numpy.load(mmap_mode="r")`), so the operating system keeps one copy in memory
+for all of them. A directory is written under a temporary name and renamed into
+place, so a reader never sees half of one; a lock file per knowledge base makes
+the processes of a host build a version one at a time (the others wait, then map
+it). Older versions are deleted once a newer one is in place: a process still
+mapping one keeps reading it until it moves on (Linux frees unlinked files when
+their last mapping goes).
+
+No Django here: `index` decides when, this module only reads and writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+
+_ARRAYS = (
+    "chunk_ids",
+    "ordinals",
+    "lengths",
+    "folds",
+    "matrix",
+    "hashes",
+    "starts",
+    "rows",
+    "counts",
+    "document_ids",
+)
+
+
+def _folder(root: Path, knowledge_base_id: str) -> Path:
+    return root / quote(knowledge_base_id, safe="")
+
+
+def version_name(version: int, fingerprint: str) -> str:
+    return f"v{version}-{fingerprint}"
+
+
+@contextlib.contextmanager
+def build_lock(root: Path, knowledge_base_id: str) -> Iterator[None]:
+    """Held while one process of the host builds a knowledge base's snapshot."""
+    folder = _folder(root, knowledge_base_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def load(root: Path, knowledge_base_id: str, name: str) -> dict | None:
+    """The arrays (memory-mapped) and fields of a stored snapshot, or None."""
+    directory = _folder(root, knowledge_base_id) / name
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+        arrays = {
+            array: np.load(directory / f"{array}.npy", mmap_mode="r")
+            for array in _ARRAYS
+        }
+    except (OSError, ValueError):
+        return None
+    raw = arrays.pop("document_ids")
+    arrays["document_ids"] = np.array(
+        [uuid.UUID(bytes=bytes(row)) for row in raw], dtype=object
+    )
+    return {**meta, **arrays}
+
+
+def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
+    """Write a snapshot's arrays and fields as `name`, atomically."""
+    folder = _folder(root, knowledge_base_id)
+    final = folder / name
+    if final.exists():
+        return
+    scratch = folder / f".{name}.{os.getpid()}.tmp"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    for array in _ARRAYS:
+        value = fields[array]
+        if array == "document_ids":
+            value = np.frombuffer(
+                b"".join(document_id.bytes for document_id in value), dtype=np.uint8
+            ).reshape(-1, 16)
+        np.save(scratch / f"{array}.npy", np.ascontiguousarray(value))
+    meta = {k: v for k, v in fields.items() if k not in _ARRAYS}
+    (scratch / "meta.json").write_text(json.dumps(meta))
+    try:
+        scratch.rename(final)
+    except OSError:  # another process put it there first
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def prune(root: Path, knowledge_base_id: str, keep: str) -> None:
+    """Delete the knowledge base's other stored versions."""
+    folder = _folder(root, knowledge_base_id)
+    for entry in folder.iterdir():
+        if entry.name != keep and entry.name.startswith("v") and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def discard(root: Path, knowledge_base_id: str) -> None:
+    shutil.rmtree(_folder(root, knowledge_base_id), ignore_errors=True)
