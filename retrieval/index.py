@@ -410,13 +410,26 @@ class SnapshotCache:
         with lock:
             snapshot = self._snapshots.get(knowledge_base_id)
             if snapshot is None or snapshot.version != version:
-                root = _shared_root()
-                if root is None:
-                    snapshot = _next(snapshot, knowledge_base_id, version)
-                else:
-                    snapshot = _shared(root, snapshot, knowledge_base_id, version)
+                snapshot = self._load(snapshot, knowledge_base_id, version)
                 self._snapshots[knowledge_base_id] = snapshot
             return snapshot
+
+    @staticmethod
+    def _load(
+        snapshot: Snapshot | None, knowledge_base_id: str, version: int
+    ) -> Snapshot:
+        root = _shared_root()
+        if root is not None:
+            try:
+                return _shared(root, snapshot, knowledge_base_id, version)
+            except OSError as error:  # not writable, disk full: search goes on
+                logger.warning(
+                    "search snapshots cannot be shared through %s (%s); this "
+                    "process keeps its own",
+                    root,
+                    type(error).__name__,
+                )
+        return _next(snapshot, knowledge_base_id, version)
 
     def discard(self, knowledge_base_id: str) -> None:
         """Forget one knowledge base's snapshot (it was deleted)."""

@@ -115,3 +115,17 @@ def test_processes_of_a_host_map_the_same_files(
     assert first
     assert any(name.endswith("matrix.npy") for name in first)
     assert first == second
+
+
+def test_a_folder_that_cannot_be_written_leaves_search_working(
+    settings, tmp_path, ingest, viewer, knowledge_base, caplog
+):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the folder should be")
+    settings.SEARCH_SNAPSHOT_DIR = str(blocked)
+    ingest(knowledge_base, LEAVE)
+
+    passages = search(user=viewer, question="annual leave").passages
+
+    assert passages
+    assert "cannot be shared" in caplog.text
