@@ -28,7 +28,7 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max
 
-from documents.models import DocumentStatus, KnowledgeBase
+from documents.models import Document, DocumentStatus, KnowledgeBase
 
 from . import snapshot_files
 from .embeddings import get_embedder
@@ -53,17 +53,28 @@ class Postings:
     counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint16))
 
     @classmethod
-    def build(cls, hashes, rows, counts) -> Postings:
-        """From one entry per (term, row): its term's hash, the row, the count.
-        Runs of entries already in hash order (a snapshot's own, a chunk's) cost
-        the stable sort little."""
+    def merged(cls, entries, hashes, rows, counts) -> Postings:
+        """`entries` (hash-ordered, as `entries()` gives them) with new ones, one
+        per (term, row): its term's hash, the row, the count. A publish sorts its
+        own entries only, not the whole index again."""
+        order = np.argsort(hashes)
+        if not len(entries[0]):
+            return cls._from_sorted(hashes[order], rows[order], counts[order])
+        at = np.searchsorted(entries[0], hashes[order], side="right")
+        return cls._from_sorted(
+            *(
+                np.insert(old, at, new[order])
+                for old, new in zip(entries, (hashes, rows, counts), strict=True)
+            )
+        )
+
+    @classmethod
+    def _from_sorted(cls, hashes, rows, counts) -> Postings:
         if not len(hashes):
             return cls()
-        order = np.argsort(hashes, kind="stable")
-        ordered = hashes[order]
-        firsts = np.flatnonzero(np.diff(ordered)) + 1
-        starts = np.concatenate(([0], firsts, [len(ordered)])).astype(np.int64)
-        return cls(ordered[starts[:-1]], starts, rows[order], counts[order])
+        firsts = np.flatnonzero(np.diff(hashes)) + 1
+        starts = np.concatenate(([0], firsts, [len(hashes)])).astype(np.int64)
+        return cls(hashes[starts[:-1]], starts, rows, counts)
 
     def term(self, hashed: int) -> int | None:
         """The index of the term with this hash, or None."""
@@ -169,12 +180,10 @@ def _empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Sna
 def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
     """A new snapshot at `version`: drop unpublished documents, add new ones."""
     published = set(
-        Chunk.objects.filter(
+        Document.objects.filter(
             knowledge_base_id=snapshot.knowledge_base_id,
-            document__status=DocumentStatus.PUBLISHED,
-        )
-        .values_list("document_id", flat=True)
-        .distinct()
+            status=DocumentStatus.PUBLISHED,
+        ).values_list("id", flat=True)
     )
     keep = np.fromiter(
         (document_id in published for document_id in snapshot.document_ids),
@@ -202,12 +211,15 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
         matrix=np.concatenate(
             [snapshot.matrix[keep], added.matrix(snapshot.dimension)]
         ),
-        postings=Postings.build(
-            np.concatenate([hashes[survivors], added.hashes]),
-            np.concatenate(
-                [new_index[rows[survivors]].astype(np.int32), added.rows + base]
+        postings=Postings.merged(
+            (
+                hashes[survivors],
+                new_index[rows[survivors]].astype(np.int32),
+                counts[survivors],
             ),
-            np.concatenate([counts[survivors], added.counts]),
+            added.hashes,
+            added.rows + base,
+            added.counts,
         ),
         stale=snapshot.stale + added.stale,
     )

@@ -185,3 +185,36 @@ def test_warm_up_builds_every_snapshot_and_a_first_query_waits_for_it(
     ready = api_client.get("/api/health/ready")
     assert ready.status_code == 200
     assert ready.json()["checks"]["search"] == "ok"
+
+
+def test_an_incremental_refresh_equals_a_build_from_scratch(ingest, knowledge_base):
+    first = ingest(knowledge_base, LEAVE, filename="a.md")
+    ingest(knowledge_base, DOCX_LIKE, filename="b.md")
+    snapshot_cache.snapshots(["kb-company"])
+    ingest(knowledge_base, HOTEL, filename="c.md")  # added
+    ingest(  # and one replaced: its old rows dropped
+        knowledge_base,
+        b"# Leave\n\nEvery employee receives 28 days of paid annual leave.\n",
+        filename="a.md",
+        family_id=first.family_id,
+        version=2,
+    )
+    refreshed = snapshot_cache.snapshots(["kb-company"])[0]
+    snapshot_cache.clear()
+    scratch = snapshot_cache.snapshots(["kb-company"])[0]
+
+    def postings(snapshot):
+        hashes, rows, counts = snapshot.postings.entries()
+        return sorted(
+            zip(
+                hashes.tolist(),
+                snapshot.chunk_ids[rows].tolist(),
+                counts.tolist(),
+                strict=True,
+            )
+        )
+
+    assert refreshed is not scratch
+    assert sorted(refreshed.chunk_ids.tolist()) == sorted(scratch.chunk_ids.tolist())
+    assert postings(refreshed) == postings(scratch)
+    assert (np.diff(refreshed.postings.hashes) > 0).all()
