@@ -13,6 +13,10 @@ tokenized here: each chunk's terms and vector were made at ingestion and are rea
 as arrays (`retrieval.terms`); only chunks made by another tokenizer are tokenized
 again, until `reindex_chunks` rewrites them. Only published chunks ever enter a
 snapshot, so visibility is decided before anything is scored.
+
+With `SEARCH_SNAPSHOT_DIR` set, the processes of a host share each version of a
+snapshot as memory-mapped files (`snapshot_files`): one of them builds it, all of
+them map it.
 """
 
 from __future__ import annotations
@@ -57,7 +61,9 @@ class Postings:
         """`entries` (hash-ordered, as `entries()` gives them) with new ones, one
         per (term, row): its term's hash, the row, the count. A publish sorts its
         own entries only, not the whole index again."""
-        order = np.argsort(hashes)
+        # Common terms make long runs of equal keys, which the stable sort
+        # handles in linear time and quicksort badly.
+        order = np.argsort(hashes, kind="stable")
         if not len(entries[0]):
             return cls._from_sorted(hashes[order], rows[order], counts[order])
         at = np.searchsorted(entries[0], hashes[order], side="right")
