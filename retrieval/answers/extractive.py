@@ -26,7 +26,8 @@ from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units
 from .question import Question, analyse
 from .ranking import Matcher, Scored, rank_units
-from .table_answers import OPERATION_WORDS, table_claims
+from .table_answers import table_claims
+from .table_lookup import OPERATION_WORDS
 from .types import Claim, RefusalReason, Source, TermStatistics
 
 MAX_CLAIMS = 3

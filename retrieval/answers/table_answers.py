@@ -18,24 +18,33 @@ enough; the sentence and row ranking of the other modules answers the rest.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 
 from ..tokens import normalized
 from .calculator import CalculationError, calculate, describe, parse_number
 from .evidence import tables_of
-from .question import Question, Term, analyse, has_cjk, stem
+from .question import Question, analyse, has_cjk
 from .ranking import Matcher
-from .tables import Row, Table, with_full_year
+from .table_lookup import (
+    AVERAGE,
+    MIN_QUESTION_SHARE,
+    SUM,
+    YEAR,
+    Match,
+    best_row,
+    columns_asked,
+    has_years,
+    names_a_column,
+    numeric,
+    ordered_by_time,
+    previous_year_column,
+    weighted_share,
+    years_asked,
+)
+from .tables import Row, Table
 from .types import Claim, Operand, Operation, Source, TermStatistics
-
-# How clearly a question must name a row: the share of the label it names, and
-# the share of its own words (apart from the operation and the years) in the label.
-MIN_LABEL_SHARE = 0.8
-MIN_QUESTION_SHARE = 0.5
 
 _PERCENTAGE_CHANGE = re.compile(
     r"percent(?:age)? (?:change|increase|decrease|growth|decline|rise|fall)"
@@ -48,10 +57,6 @@ _CHANGE = re.compile(
     r"\b(?:change|increase|decrease|growth|grow|grew|decline|declined|movement"
     r"|variance|rise|fall)\b|变化|变动|增加|减少|增长|下降",
     re.I,
-)
-_AVERAGE = re.compile(r"\b(?:average|mean)\b|平均", re.I)
-_SUM = re.compile(
-    r"\b(?:total|sum|combined|altogether|aggregate)\b|总和|合计|总共", re.I
 )
 _DIFFERENCE = re.compile(r"\bdifference\b|差额|相差|差距", re.I)
 _RATIO = re.compile(r"\bratio\b|\bproportion\b|比率|比值", re.I)
@@ -114,32 +119,6 @@ _PAIR = (
     re.compile(r"\bdifference between (?P<a>.+?) and (?P<b>.+?)$", re.I),
     re.compile(r"\b(?:sum|total) of (?P<a>.+?) and (?P<b>.+?)$", re.I),
 )
-# Words that say what to do, not which row: left out when rows are matched.
-_OPERATION_TEXT = (
-    "change increase decrease percentage percent growth average mean total sum "
-    "difference ratio proportion share amount value year years respective "
-    "respectively between from both combined period fiscal fy highest largest "
-    "greatest most higher larger greater more bigger lowest smallest least lower "
-    "smaller less exceed exceeded below above under over than across all each every"
-)
-OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-_YEAR_SPAN = re.compile(
-    r"(?<!\d)((?:19|20)\d\d)\s*(?:-|–|to|through|until)\s*((?:19|20)\d\d)(?!\d)"
-)
-_EVERY_YEAR = re.compile(
-    r"\b(?:all|each of the|every|across the|over the)\s+(?:\w+\s+)?(?:years|periods)\b"
-    r"|各年|历年",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class Match:
-    source: Source
-    table: Table
-    row: Row
-    score: float
 
 
 def table_claims(
@@ -151,11 +130,11 @@ def table_claims(
     text = normalized(question.text).rstrip("?？ ")
     tables = [(source, table) for source in sources for table in tables_of(source)]
     # A table without a year the question names is about other periods.
-    years = _years_asked(text)
+    years = years_asked(text)
     tables = [
         (source, table)
         for source, table in tables
-        if table.rows and _has_years(table, years)
+        if table.rows and has_years(table, years)
     ]
     if not tables:
         return []
@@ -168,10 +147,10 @@ def table_claims(
     operation = _operation(text)
     pair = _pair(text) if operation in _PAIR_OPERATIONS else None
     if pair is not None:
-        first, second = (_best_row(analyse(part), tables, statistics) for part in pair)
+        first, second = (best_row(analyse(part), tables, statistics) for part in pair)
         if first and second and first.table is second.table and first.row != second.row:
             return _two_rows(question, operation, first, second)
-    match = _best_row(question, tables, statistics)
+    match = best_row(question, tables, statistics)
     if match is None and shown:
         source, table = tables[0]
         match = Match(source, table, table.rows[0], 0.0)
@@ -179,7 +158,7 @@ def table_claims(
         return []
     if operation is not None and _names_operation(match.row.label, operation):
         operation = None  # "total sales", "average price": a row, not a sum
-    columns = _columns(question, match.table, match.row)
+    columns = columns_asked(question, match.table, match.row)
     if columns is None:
         return []
     threshold = _threshold(text)
@@ -194,7 +173,7 @@ def table_claims(
     if operation is not None:
         return _one_row(question, operation, match, columns)
     # A value asked for by the column it is in ("... in 2019") is that cell.
-    if columns and (question.asks_number or _names_a_column(text, match.table)):
+    if columns and (question.asks_number or names_a_column(text, match.table)):
         return [_cells(match, columns)]
     return []
 
@@ -207,7 +186,7 @@ _PAIR_OPERATIONS = frozenset(
 def _operation(text: str) -> Operation | None:
     if _PERCENTAGE_CHANGE.search(text):
         return Operation.PERCENTAGE_CHANGE
-    if _AVERAGE.search(text):
+    if AVERAGE.search(text):
         return Operation.AVERAGE
     if _RATIO.search(text):
         return Operation.RATIO
@@ -217,14 +196,14 @@ def _operation(text: str) -> Operation | None:
         return Operation.DIFFERENCE
     if _CHANGE.search(text):
         return Operation.CHANGE
-    if _SUM.search(text):
+    if SUM.search(text):
         return Operation.SUM
     return None
 
 
 _OPERATION_PATTERNS = {
-    Operation.SUM: _SUM,
-    Operation.AVERAGE: _AVERAGE,
+    Operation.SUM: SUM,
+    Operation.AVERAGE: AVERAGE,
     Operation.CHANGE: _CHANGE,
     Operation.DIFFERENCE: _DIFFERENCE,
     Operation.RATIO: _RATIO,
@@ -242,7 +221,7 @@ def _pair(text: str) -> tuple[str, str] | None:
         match = pattern.search(text)
         if match:
             a, b = (_trim_part(match[part]) for part in ("a", "b"))
-            if a and b and not (_YEAR.fullmatch(a) and _YEAR.fullmatch(b)):
+            if a and b and not (YEAR.fullmatch(a) and YEAR.fullmatch(b)):
                 return a, b
     return None
 
@@ -257,179 +236,12 @@ def _trim_part(part: str) -> str:
     return part.strip(" ,.?")
 
 
-# --- Rows and columns ----------------------------------------------------------
-
-
-def _best_row(
-    question: Question,
-    tables: list[tuple[Source, Table]],
-    statistics: TermStatistics | None,
-) -> Match | None:
-    wanted = [term for term in question.terms if term.text not in OPERATION_WORDS]
-    if not wanted:
-        return None
-    asked = Matcher(question.text)
-    best: Match | None = None
-    for source, table in tables:
-        for row in table.rows:
-            # The row's own label, or with its section's ("Change in benefit
-            # obligation Service cost"): whichever the question names better.
-            for label in dict.fromkeys((row.cells[0], row.label)):
-                if not label:
-                    continue
-                context = f"{label} {row.section} {table.columns[0]}"
-                score = _label_score(label, context, wanted, asked, statistics)
-                if score is not None and (best is None or score > best.score):
-                    best = Match(source, table, row, score)
-    return best
-
-
-def _label_score(
-    label: str,
-    context: str,
-    wanted: list[Term],
-    asked: Matcher,
-    statistics: TermStatistics | None,
-) -> float | None:
-    """How clearly the question names a row: the share of its label the question
-    holds, and of the question the label holds with its section and caption."""
-    label_terms = [
-        term
-        for term in analyse(label).terms
-        if term.text not in OPERATION_WORDS or asked.has(term)
-    ]
-    if not label_terms:
-        return None
-    label_share = _weighted_share(label_terms, asked, statistics)
-    question_share = _weighted_share(wanted, Matcher(context), statistics)
-    if label_share < MIN_LABEL_SHARE or question_share < MIN_QUESTION_SHARE:
-        return None
-    return 2 * label_share * question_share / (label_share + question_share)
-
-
-def _weighted_share(
-    terms: Sequence[Term], text: Matcher, statistics: TermStatistics | None
-) -> float:
-    weights = {term: _weight(term, statistics) for term in terms}
-    total = sum(weights.values())
-    if not total:
-        return 0.0
-    return sum(w for term, w in weights.items() if text.has(term)) / total
-
-
-def _weight(term: Term, statistics: TermStatistics | None) -> float:
-    if statistics is None or not statistics.size:
-        return 1.0
-    frequency = min(
-        (statistics.frequency(token) for token in term.index_tokens), default=0
-    )
-    return math.log1p((statistics.size - frequency + 0.5) / (frequency + 0.5))
-
-
-def _numeric(row: Row, column: int) -> Decimal | None:
-    return parse_number(row.value(column))
-
-
-def _columns(question: Question, table: Table, row: Row) -> list[int] | None:
-    """The value columns the question names, in the order it names them: by year,
-    else by the words of their labels; a table with one value column has it.
-    None when the question names a year the table has no column for."""
-    text = normalized(question.text)
-    numeric = [c for c in table.value_columns if _numeric(row, c) is not None]
-    chosen: list[int] = []
-    years = _years_asked(text)
-    if (
-        not years
-        and _EVERY_YEAR.search(text)
-        and (_AVERAGE.search(text) or _SUM.search(text))
-    ):
-        # "the total across all 3 years": every year the row has.
-        return [c for c in numeric if _YEAR.search(table.columns[c])]
-    for year in years:
-        columns = [c for c in numeric if year in table.columns[c]]
-        if not columns:
-            return None  # a year the table does not have: not this table's row
-        chosen.append(_closest_label(columns, table, text))
-    if chosen:
-        return list(dict.fromkeys(chosen))
-    named = [
-        c
-        for c in numeric
-        if table.columns[c]
-        and not _YEAR.search(table.columns[c])
-        and Matcher(question.text).has(normalized(table.columns[c]))
-    ]
-    if named:
-        return named
-    return numeric if len(numeric) == 1 else []
-
-
-def _years_asked(text: str) -> list[str]:
-    """The years the question names, in its order; every year of a span it
-    sums or averages ("the average from 2017 to 2019")."""
-    years = _YEAR.findall(with_full_year(text))
-    span = _YEAR_SPAN.search(text)
-    if span and (_AVERAGE.search(text) or _SUM.search(text)):
-        first, last = sorted(int(year) for year in span.groups())
-        years = [str(year) for year in range(last, first - 1, -1)]
-    return years
-
-
-def _has_years(table: Table, years: list[str]) -> bool:
-    labels = " ".join(table.columns)
-    return all(year in labels for year in years)
-
-
-def _names_a_column(text: str, table: Table) -> bool:
-    asked = Matcher(text)
-    return any(
-        year in text or asked.has(normalized(label))
-        for label in table.columns[1:]
-        if label
-        for year in _YEAR.findall(label) or [label]
-    )
-
-
-def _closest_label(columns: list[int], table: Table, text: str) -> int:
-    """Of columns sharing a year ("2019", "2019 %"), the one whose other words
-    the question holds, else the first."""
-    asked = Matcher(text)
-    for column in columns:
-        words = [
-            w
-            for w in analyse(table.columns[column]).terms
-            if not _YEAR.fullmatch(w.text)
-        ]
-        if words and all(asked.has(word) for word in words):
-            return column
-    return columns[0]
-
-
-def _ordered_by_time(table: Table, columns: list[int]) -> list[int]:
-    """Earlier first when the labels say years; as asked otherwise."""
-    years = [_YEAR.search(table.columns[c]) for c in columns]
-    if all(years):
-        return sorted(columns, key=lambda c: _YEAR.search(table.columns[c]).group())
-    return columns
-
-
-def _previous_year_column(table: Table, row: Row, column: int) -> int | None:
-    match = _YEAR.search(table.columns[column])
-    if match is None:
-        return None
-    earlier = str(int(match.group()) - 1)
-    for other in table.value_columns:
-        if earlier in table.columns[other] and _numeric(row, other) is not None:
-            return other
-    return None
-
-
 # --- Claims -------------------------------------------------------------------
 
 
 def _operand(match: Match, row: Row, column: int) -> Operand:
     return Operand(
-        value=_numeric(row, column),
+        value=numeric(row, column),
         source_id=match.source.id,
         label=_cell_label(match.table, row, column),
         text=row.value(column),
@@ -489,24 +301,24 @@ def _one_row(
         Operation.DIFFERENCE,
     ):
         if len(columns) == 1:
-            previous = _previous_year_column(table, row, columns[0])
+            previous = previous_year_column(table, row, columns[0])
             columns = [previous, columns[0]] if previous is not None else []
         if len(columns) != 2:
             return []
         if operation is Operation.DIFFERENCE:
             operation = Operation.CHANGE
-        columns = _ordered_by_time(table, columns)
+        columns = ordered_by_time(table, columns)
     elif operation is Operation.AVERAGE:
         if len(columns) == 1:
-            previous = _previous_year_column(table, row, columns[0])
+            previous = previous_year_column(table, row, columns[0])
             columns = [previous, columns[0]] if previous is not None else []
         elif not columns:
             # Every year of the row; not the percentages beside its amounts.
             columns = [
                 c
                 for c in table.value_columns
-                if _numeric(row, c) is not None
-                and _YEAR.search(table.columns[c])
+                if numeric(row, c) is not None
+                and YEAR.search(table.columns[c])
                 and "%" not in row.value(c)
             ]
         if len(columns) < 2:
@@ -532,15 +344,14 @@ def _two_rows(
     table = first.table
     columns = [
         c
-        for c in _columns(question, table, first.row) or []
-        if _numeric(second.row, c) is not None
+        for c in columns_asked(question, table, first.row) or []
+        if numeric(second.row, c) is not None
     ]
     if not columns:
         shared = [
             c
             for c in table.value_columns
-            if _numeric(first.row, c) is not None
-            and _numeric(second.row, c) is not None
+            if numeric(first.row, c) is not None and numeric(second.row, c) is not None
         ]
         columns = shared[:1] if len(shared) == 1 else []
     if len(columns) != 1:
@@ -586,8 +397,8 @@ def _year_cells(table: Table, row: Row) -> list[tuple[Decimal, int]]:
     return [
         (value, column)
         for column in table.value_columns
-        if (value := _numeric(row, column)) is not None
-        and _YEAR.search(table.columns[column])
+        if (value := numeric(row, column)) is not None
+        and YEAR.search(table.columns[column])
     ]
 
 
@@ -637,7 +448,7 @@ def _components(
             groups.setdefault(row.section, []).append(row)
         for section, rows in groups.items():
             named = Matcher(f"{section} {' '.join(table.columns)}")
-            share = _weighted_share(wanted, named, statistics) if wanted else 1.0
+            share = weighted_share(wanted, named, statistics) if wanted else 1.0
             if best is None or share > best[0]:
                 best = (share, source, section, rows)
     if best is None or best[0] < MIN_QUESTION_SHARE:
@@ -663,7 +474,7 @@ def _years_shown(match: Match) -> list[Claim]:
         dict.fromkeys(
             found.group()
             for _, column in _year_cells(table, row)
-            if (found := _YEAR.search(table.columns[column]))
+            if (found := YEAR.search(table.columns[column]))
         )
     )
     if len(years) < 2:

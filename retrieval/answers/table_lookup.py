@@ -1,0 +1,225 @@
+"""Which row and which columns of a table a question names.
+
+A row is named by its label, or its label with its section's ("Change in benefit
+obligation Service cost"): the IDF-weighted share of the label's words the
+question holds must reach `MIN_LABEL_SHARE`, and of the question's own words
+(apart from the operation and the years) that the label, its section and the
+table's caption hold, `MIN_QUESTION_SHARE`. Columns are named by their years, or
+by the other words of their labels. A table without a year the question names is
+not read for it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..tokens import normalized
+from .calculator import parse_number
+from .question import Question, Term, analyse, stem
+from .ranking import Matcher
+from .tables import Row, Table, with_full_year
+from .types import Source, TermStatistics
+
+# How clearly a question must name a row: the share of the label it names, and
+# the share of its own words (apart from the operation and the years) in the label.
+MIN_LABEL_SHARE = 0.8
+MIN_QUESTION_SHARE = 0.5
+
+AVERAGE = re.compile(r"\b(?:average|mean)\b|平均", re.I)
+SUM = re.compile(
+    r"\b(?:total|sum|combined|altogether|aggregate)\b|总和|合计|总共", re.I
+)
+# Words that say what to do, not which row: left out when rows are matched.
+_OPERATION_TEXT = (
+    "change increase decrease percentage percent growth average mean total sum "
+    "difference ratio proportion share amount value year years respective "
+    "respectively between from both combined period fiscal fy highest largest "
+    "greatest most higher larger greater more bigger lowest smallest least lower "
+    "smaller less exceed exceeded below above under over than across all each every"
+)
+OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
+YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_YEAR_SPAN = re.compile(
+    r"(?<!\d)((?:19|20)\d\d)\s*(?:-|–|to|through|until)\s*((?:19|20)\d\d)(?!\d)"
+)
+_EVERY_YEAR = re.compile(
+    r"\b(?:all|each of the|every|across the|over the)\s+(?:\w+\s+)?(?:years|periods)\b"
+    r"|各年|历年",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Match:
+    source: Source
+    table: Table
+    row: Row
+    score: float
+
+
+def best_row(
+    question: Question,
+    tables: list[tuple[Source, Table]],
+    statistics: TermStatistics | None,
+) -> Match | None:
+    wanted = [term for term in question.terms if term.text not in OPERATION_WORDS]
+    if not wanted:
+        return None
+    asked = Matcher(question.text)
+    best: Match | None = None
+    for source, table in tables:
+        for row in table.rows:
+            # The row's own label, or with its section's ("Change in benefit
+            # obligation Service cost"): whichever the question names better.
+            for label in dict.fromkeys((row.cells[0], row.label)):
+                if not label:
+                    continue
+                context = f"{label} {row.section} {table.columns[0]}"
+                score = _label_score(label, context, wanted, asked, statistics)
+                if score is not None and (best is None or score > best.score):
+                    best = Match(source, table, row, score)
+    return best
+
+
+def _label_score(
+    label: str,
+    context: str,
+    wanted: list[Term],
+    asked: Matcher,
+    statistics: TermStatistics | None,
+) -> float | None:
+    """How clearly the question names a row: the share of its label the question
+    holds, and of the question the label holds with its section and caption."""
+    label_terms = [
+        term
+        for term in analyse(label).terms
+        if term.text not in OPERATION_WORDS or asked.has(term)
+    ]
+    if not label_terms:
+        return None
+    label_share = weighted_share(label_terms, asked, statistics)
+    question_share = weighted_share(wanted, Matcher(context), statistics)
+    if label_share < MIN_LABEL_SHARE or question_share < MIN_QUESTION_SHARE:
+        return None
+    return 2 * label_share * question_share / (label_share + question_share)
+
+
+def weighted_share(
+    terms: Sequence[Term], text: Matcher, statistics: TermStatistics | None
+) -> float:
+    weights = {term: _weight(term, statistics) for term in terms}
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    return sum(w for term, w in weights.items() if text.has(term)) / total
+
+
+def _weight(term: Term, statistics: TermStatistics | None) -> float:
+    if statistics is None or not statistics.size:
+        return 1.0
+    frequency = min(
+        (statistics.frequency(token) for token in term.index_tokens), default=0
+    )
+    return math.log1p((statistics.size - frequency + 0.5) / (frequency + 0.5))
+
+
+def numeric(row: Row, column: int) -> Decimal | None:
+    return parse_number(row.value(column))
+
+
+def columns_asked(question: Question, table: Table, row: Row) -> list[int] | None:
+    """The value columns the question names, in the order it names them: by year,
+    else by the words of their labels; a table with one value column has it.
+    None when the question names a year the table has no column for."""
+    text = normalized(question.text)
+    valued = [c for c in table.value_columns if numeric(row, c) is not None]
+    chosen: list[int] = []
+    years = years_asked(text)
+    if (
+        not years
+        and _EVERY_YEAR.search(text)
+        and (AVERAGE.search(text) or SUM.search(text))
+    ):
+        # "the total across all 3 years": every year the row has.
+        return [c for c in valued if YEAR.search(table.columns[c])]
+    for year in years:
+        columns = [c for c in valued if year in table.columns[c]]
+        if not columns:
+            return None  # a year the table does not have: not this table's row
+        chosen.append(_closest_label(columns, table, text))
+    if chosen:
+        return list(dict.fromkeys(chosen))
+    named = [
+        c
+        for c in valued
+        if table.columns[c]
+        and not YEAR.search(table.columns[c])
+        and Matcher(question.text).has(normalized(table.columns[c]))
+    ]
+    if named:
+        return named
+    return valued if len(valued) == 1 else []
+
+
+def years_asked(text: str) -> list[str]:
+    """The years the question names, in its order; every year of a span it
+    sums or averages ("the average from 2017 to 2019")."""
+    years = YEAR.findall(with_full_year(text))
+    span = _YEAR_SPAN.search(text)
+    if span and (AVERAGE.search(text) or SUM.search(text)):
+        first, last = sorted(int(year) for year in span.groups())
+        years = [str(year) for year in range(last, first - 1, -1)]
+    return years
+
+
+def has_years(table: Table, years: list[str]) -> bool:
+    labels = " ".join(table.columns)
+    return all(year in labels for year in years)
+
+
+def names_a_column(text: str, table: Table) -> bool:
+    asked = Matcher(text)
+    return any(
+        year in text or asked.has(normalized(label))
+        for label in table.columns[1:]
+        if label
+        for year in YEAR.findall(label) or [label]
+    )
+
+
+def _closest_label(columns: list[int], table: Table, text: str) -> int:
+    """Of columns sharing a year ("2019", "2019 %"), the one whose other words
+    the question holds, else the first."""
+    asked = Matcher(text)
+    for column in columns:
+        words = [
+            w
+            for w in analyse(table.columns[column]).terms
+            if not YEAR.fullmatch(w.text)
+        ]
+        if words and all(asked.has(word) for word in words):
+            return column
+    return columns[0]
+
+
+def ordered_by_time(table: Table, columns: list[int]) -> list[int]:
+    """Earlier first when the labels say years; as asked otherwise."""
+    years = [YEAR.search(table.columns[c]) for c in columns]
+    if all(years):
+        return sorted(columns, key=lambda c: YEAR.search(table.columns[c]).group())
+    return columns
+
+
+def previous_year_column(table: Table, row: Row, column: int) -> int | None:
+    match = YEAR.search(table.columns[column])
+    if match is None:
+        return None
+    earlier = str(int(match.group()) - 1)
+    for other in table.value_columns:
+        if earlier in table.columns[other] and numeric(row, other) is not None:
+            return other
+    return None
