@@ -36,80 +36,29 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..tokens import segmenter
-
-# --- Words ----------------------------------------------------------------------
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_EN_QUESTION_WORDS = _words("what which who whom whose when where why how")
-_EN_AUXILIARIES = _words(
-    "is are was were be been being am do does did have has had can could shall "
-    "should will would may might must"
+from .followup_words import (
+    EN_AUXILIARIES,
+    EN_BEFORE_VERB,
+    EN_DEMONSTRATIVE,
+    EN_DETERMINERS,
+    EN_DUMMY_IT,
+    EN_PERSONAL,
+    EN_POSSESSIVE,
+    EN_QUESTION_WORDS,
+    EN_STOPWORDS,
+    EN_TIME_WORDS,
+    ZH_DEMONSTRATIVE,
+    ZH_PERSONAL,
+    ZH_PREDICATE,
+    ZH_QUESTION_WORDS,
+    ZH_TIME_WORDS,
+    Token,
+    has_question_word,
+    in_place_of,
+    is_chinese,
+    joined,
+    question_tokens,
 )
-_EN_STOPWORDS = (
-    _EN_QUESTION_WORDS
-    | _EN_AUXILIARIES
-    | _words(
-        "a an the of for in on to at by from with as into onto over under about "
-        "after before during between within without per than then so if or and "
-        "but nor not no yes also too very just only again else any some all each "
-        "every much many long there here i me my we us our you your it its they "
-        "them their he him his she her this that these those one ones please tell "
-        "get gets got same ok okay thanks thank great fine sure cool "
-        # What contractions leave: "what's" is "what", "s".
-        "s t re ll ve d m"
-    )
-)
-_EN_DETERMINERS = _words("a an the")
-# The word after these is a verb ("Where do I submit ...", "Who approves ...").
-_EN_BEFORE_VERB = _words("i we you they who to")
-_EN_PERSONAL = _words("it they them he she him")
-_EN_POSSESSIVE = _words("its their his")
-_EN_DEMONSTRATIVE = _words("this that these those")
-_EN_TIME_WORDS = _words(
-    "year years month months week weeks quarter day days time morning afternoon "
-    "evening weekend"
-)
-# "Is it possible to ...", "How long does it take to ...": "it" points at nothing.
-_EN_DUMMY_IT = re.compile(
-    r"\bit\s+(?:is\s+|was\s+|'s\s+|will\s+be\s+|would\s+be\s+)?"
-    r"(?:possible|necessary|true|allowed|ok|okay|required|mandatory|permitted|"
-    r"important|better|best|likely|safe|legal|normal|common|hard|easy|enough|"
-    r"time)\s+(?:to|that|for)\b|\bit\s+takes?\b|\b(?:seems?|looks?)\s+like\b",
-    re.IGNORECASE,
-)
-
-_ZH_QUESTION_WORDS = _words(
-    "多少 什么 几 几点 几个 几天 哪 哪些 哪个 哪里 哪儿 怎么 怎样 怎么样 怎么办 "
-    "如何 为什么 为何 谁 何时 什么时候 多久 多长 多长时间 多大 多高 多远 吗 是否 "
-    "有没有"
-)
-# Where a Chinese question's predicate starts: its subject is the words before.
-_ZH_PREDICATE = _ZH_QUESTION_WORDS | _words(
-    "是 有 要 需要 需 应 应该 应当 必须 得 能 能够 可以 可 会 该 在 由 被 给 按 "
-    "多 不 没有 属于 包括 包含 呢"
-)
-_ZH_PERSONAL = _words("它 他 她 它们 他们 她们")
-_ZH_DEMONSTRATIVE = _words("其 该 这 这个 那个 此 这些 那些 这项 该项 此项")
-_ZH_TIME_WORDS = _words("周 月 年 天 次 季度 星期 周末 时候")
-_ZH_STOPWORDS = (
-    _ZH_PREDICATE
-    | _ZH_PERSONAL
-    | _ZH_DEMONSTRATIVE
-    | _words(
-        "的 了 吧 啊 呀 和 与 及 或 对 把 也 都 还 就 又 再 请 请问 一下 那 那么 "
-        "还有 另外 然后 谢谢 好的 好 嗯 明白 收到 我 我们 你 你们"
-    )
-)
-
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff〇"
-# Contractions fall apart ("what's" -> "what", "s"): the pieces are stopwords.
-_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[A-Za-z0-9]+(?:[.-][A-Za-z0-9]+)*)")
-_HAS_CJK = re.compile(f"[{_CJK}]")
 
 # A question of at most this many words (Chinese: characters) is a fragment.
 FRAGMENT_WORDS = 3
@@ -124,91 +73,22 @@ OWN_ANTECEDENT_QUESTION_WORDS = 7
 OWN_ANTECEDENT_QUESTION_CJK_CHARS = 10
 
 
-@dataclass(frozen=True)
-class _Token:
-    text: str
-    start: int
-    end: int
-    cjk: bool
-
-    @property
-    def key(self) -> str:
-        return self.text if self.cjk else _stem(self.text.lower())
-
-    @property
-    def lower(self) -> str:
-        return self.text.lower()
-
-    @property
-    def content(self) -> bool:
-        if self.cjk:
-            return self.text not in _ZH_STOPWORDS
-        return self.lower not in _EN_STOPWORDS
-
-
-def _stem(word: str) -> str:
-    """A crude plural fold ("incidents" matches "incident")."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _tokens(text: str) -> list[_Token]:
-    """Latin words and jieba words (no HMM), with their offsets in `text`.
-
-    Runs of single CJK characters that are not stopwords are joined back into one
-    word: jieba leaves a word missing from its dictionary in pieces ("年", "假").
-    """
-    tokens: list[_Token] = []
-    for match in _TOKEN.finditer(text):
-        if match.lastgroup == "word":
-            tokens.append(_Token(match.group(), match.start(), match.end(), False))
-            continue
-        start = match.start()
-        pieces: list[_Token] = []
-        for word in segmenter().lcut(match.group(), HMM=False):
-            pieces.append(_Token(word, start, start + len(word), True))
-            start += len(word)
-        tokens.extend(_join_single_characters(pieces, text))
-    return tokens
-
-
-def _join_single_characters(pieces: list[_Token], text: str) -> list[_Token]:
-    joined: list[_Token] = []
-    run: list[_Token] = []
-
-    def flush() -> None:
-        if run:
-            start, end = run[0].start, run[-1].end
-            joined.append(_Token(text[start:end], start, end, True))
-            run.clear()
-
-    for piece in pieces:
-        if len(piece.text) == 1 and piece.content:
-            run.append(piece)
-        else:
-            flush()
-            joined.append(piece)
-    flush()
-    return joined
-
-
-def _runs(tokens: Sequence[_Token], text: str) -> list[list[_Token]]:
+def _runs(tokens: Sequence[Token], text: str) -> list[list[Token]]:
     """Maximal runs of adjacent content words: the question's noun phrases, roughly.
 
     A run ends at a stopword or punctuation, and a verb after "I", "who", "to" ...
     belongs to none.
     """
     items = [(item.start, item.end) for item in _items(text)]
-    runs: list[list[_Token]] = []
-    current: list[_Token] = []
+    runs: list[list[Token]] = []
+    current: list[Token] = []
     for index, token in enumerate(tokens):
         # The letter of "tier A" is no article.
         content = token.content or any(s <= token.start < e for s, e in items)
         after_verb_cue = (
             index > 0
             and not token.cjk
-            and tokens[index - 1].lower in _EN_BEFORE_VERB | {"how"}
+            and tokens[index - 1].lower in EN_BEFORE_VERB | {"how"}
         )
         gap = text[current[-1].end : token.start] if current else ""
         if not content or after_verb_cue or (gap and gap.strip()):
@@ -220,38 +100,6 @@ def _runs(tokens: Sequence[_Token], text: str) -> list[list[_Token]]:
     if current:
         runs.append(current)
     return runs
-
-
-def _is_chinese(text: str) -> bool:
-    return bool(_HAS_CJK.search(text))
-
-
-def _has_question_word(tokens: Sequence[_Token]) -> bool:
-    return any(
-        token.text in _ZH_QUESTION_WORDS
-        if token.cjk
-        else token.lower in _EN_QUESTION_WORDS
-        for token in tokens
-    )
-
-
-def _join(left: str, right: str) -> str:
-    """`left` + `right`, with a space unless CJK meets CJK."""
-    if not left or not right:
-        return left + right
-    if _HAS_CJK.match(left[-1]) and _HAS_CJK.match(right[0]):
-        return left + right
-    return f"{left} {right}"
-
-
-def _in_place_of(phrase: str, start: int) -> str:
-    """`phrase` cased for where it goes: a capital only at the start."""
-    first = phrase.split(" ", 1)[0]
-    if start == 0:
-        return phrase[:1].upper() + phrase[1:]
-    if first[:1].isupper() and first[1:].islower():  # "Sick leave?", not "SEV2"
-        return phrase[:1].lower() + phrase[1:]
-    return phrase
 
 
 # --- Items: a label with a number or letter -----------------------------------------
@@ -296,7 +144,7 @@ def _items(text: str) -> list[_Item]:
     for pattern in _ITEM_PATTERNS:
         for match in pattern.finditer(text):
             label = match.groupdict().get("label") or ""
-            if label.lower() in _EN_STOPWORDS:
+            if label.lower() in EN_STOPWORDS:
                 continue
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue
@@ -369,11 +217,11 @@ def _corresponding_span(x: str, earlier: str) -> tuple[int, int] | None:
     "annual bonus"), as many content words as X has. Chinese: the word window of
     one phrase sharing most of X's end or beginning ("一线城市" for "其他城市").
     """
-    x_tokens = [token for token in _tokens(x) if token.content]
+    x_tokens = [token for token in question_tokens(x) if token.content]
     if not x_tokens:
         return None
-    phrases = _runs(_tokens(earlier), earlier)
-    if _is_chinese(x):
+    phrases = _runs(question_tokens(earlier), earlier)
+    if is_chinese(x):
         return _chinese_window(x, phrases)
     size = len(x_tokens)
     head, first = x_tokens[-1].key, x_tokens[0].key
@@ -391,7 +239,7 @@ def _corresponding_span(x: str, earlier: str) -> tuple[int, int] | None:
     return None
 
 
-def _chinese_window(x: str, phrases: list[list[_Token]]) -> tuple[int, int] | None:
+def _chinese_window(x: str, phrases: list[list[Token]]) -> tuple[int, int] | None:
     best: tuple[int, int, tuple[int, int]] | None = None  # (shared, -gap, span)
     for phrase in phrases:
         for i in range(len(phrase)):
@@ -446,10 +294,10 @@ class _Ellipsis:
 
 def _ellipsis(question: str) -> _Ellipsis | None:
     """X of an elliptical question or a fragment; None if it stands alone."""
-    tokens = _tokens(question)
+    tokens = question_tokens(question)
     if not tokens:
         return None
-    if _is_chinese(question):
+    if is_chinese(question):
         match = _ZH_ELLIPSIS.match(question)
         cjk_chars = sum(len(token.text) for token in tokens if token.cjk)
         framed = bool(
@@ -468,15 +316,15 @@ def _ellipsis(question: str) -> _Ellipsis | None:
         if not match or not (framed or short):
             return None
         limit = ELLIPSIS_MAX_WORDS
-        size = len(_tokens(match["x"]))
-    x_tokens = _tokens(match["x"])
+        size = len(question_tokens(match["x"]))
+    x_tokens = question_tokens(match["x"])
     if framed and not short:
         # "And how long is the probation period?" asks a question of its own.
-        if size > limit or _has_question_word(x_tokens):
+        if size > limit or has_question_word(x_tokens):
             return None
-        if x_tokens and not x_tokens[0].cjk and x_tokens[0].lower in _EN_AUXILIARIES:
+        if x_tokens and not x_tokens[0].cjk and x_tokens[0].lower in EN_AUXILIARIES:
             return None
-    elif _has_question_word(x_tokens):
+    elif has_question_word(x_tokens):
         if _names_a_topic(x_tokens):
             return None  # "年假几天？", "Who is Alice?": short, but a question
         # "由谁处理？", "Who approves?", "Why?": a question about the last topic.
@@ -486,7 +334,7 @@ def _ellipsis(question: str) -> _Ellipsis | None:
     return _Ellipsis(match["x"], match.start("x"), match.end("x"))
 
 
-def _names_a_topic(tokens: Sequence[_Token]) -> bool:
+def _names_a_topic(tokens: Sequence[Token]) -> bool:
     """Whether a short question names what it asks about.
 
     A content word before the question word does ("年假几天"); after it, a word
@@ -497,15 +345,15 @@ def _names_a_topic(tokens: Sequence[_Token]) -> bool:
     asked = False
     for index, token in enumerate(tokens):
         if (
-            token.text in _ZH_QUESTION_WORDS
+            token.text in ZH_QUESTION_WORDS
             if token.cjk
-            else token.lower in _EN_QUESTION_WORDS
+            else token.lower in EN_QUESTION_WORDS
         ):
             asked = True
         elif token.content:
             if token.cjk:
                 return not asked
-            if index == 0 or tokens[index - 1].lower not in _EN_BEFORE_VERB | {"how"}:
+            if index == 0 or tokens[index - 1].lower not in EN_BEFORE_VERB | {"how"}:
                 return True
     return False
 
@@ -526,18 +374,18 @@ def _resolve_ellipsis(
         )
         if span is not None:
             start, end = span
-            return earlier[:start] + _in_place_of(core, start) + earlier[end:]
+            return earlier[:start] + in_place_of(core, start) + earlier[end:]
     missing = _missing_words(question, core, earlier)
     if not missing:
         return question
-    if ellipsis.asks and _is_chinese(question) and core:
-        return _join(missing, question)  # the topic first: "一级事件…由谁处理？"
+    if ellipsis.asks and is_chinese(question) and core:
+        return joined(missing, question)  # the topic first: "一级事件…由谁处理？"
     head, tail = question[: ellipsis.x_end].rstrip(), question[ellipsis.x_end :]
-    return _join(head, missing) + tail.lstrip()
+    return joined(head, missing) + tail.lstrip()
 
 
 def _strip_leading_stopwords(x: str) -> str:
-    tokens = _tokens(x)
+    tokens = question_tokens(x)
     first = next((token for token in tokens if token.content), None)
     return x[first.start :].strip() if first else ""
 
@@ -548,7 +396,7 @@ def _missing_words(question: str, core: str, earlier: str) -> str:
     A phrase of the previous question with a counterpart in the follow-up ("一线城市"
     for "其他城市的餐饮补助") is not missing, although its words are.
     """
-    have = {token.key for token in _tokens(question)}
+    have = {token.key for token in question_tokens(question)}
     # The items of a label the follow-up names are what it replaces.
     keys = {item.key for item in _items(core)}
     covered = {
@@ -557,14 +405,14 @@ def _missing_words(question: str, core: str, earlier: str) -> str:
         if item.key in keys
         for position in range(item.start, item.end)
     }
-    for part in _runs(_tokens(core), core):
+    for part in _runs(question_tokens(core), core):
         text = core[part[0].start : part[-1].end]
         span = _corresponding_span(text, earlier)
         if span is not None:
             covered.update(range(*span))
     words = [
         token
-        for run in _runs(_tokens(earlier), earlier)
+        for run in _runs(question_tokens(earlier), earlier)
         for token in run
         if token.start not in covered
         and token.key not in have
@@ -572,7 +420,7 @@ def _missing_words(question: str, core: str, earlier: str) -> str:
     ]
     text = ""
     for token in dict.fromkeys(words):
-        text = _join(text, token.text)
+        text = joined(text, token.text)
     return text
 
 
@@ -581,15 +429,15 @@ def _missing_words(question: str, core: str, earlier: str) -> str:
 
 def _subject(earlier: str) -> str | None:
     """What a pronoun in the next question most likely points at."""
-    tokens = _tokens(earlier)
-    if _is_chinese(earlier):
+    tokens = question_tokens(earlier)
+    if is_chinese(earlier):
         return _chinese_subject(earlier, tokens)
     runs = _runs(tokens, earlier)
     if not runs:
         return None
     items = _items(earlier)
 
-    def holds_item(run: list[_Token]) -> bool:
+    def holds_item(run: list[Token]) -> bool:
         return any(run[0].start <= item.start < run[-1].end for item in items)
 
     # A named item first, then the longest phrase; of equals the later ("the
@@ -599,22 +447,18 @@ def _subject(earlier: str) -> str | None:
     )[1]
     start = run[0].start
     before = [token for token in tokens if token.end <= start]
-    if before and before[-1].lower in _EN_DETERMINERS:
+    if before and before[-1].lower in EN_DETERMINERS:
         start = before[-1].start
     return earlier[start : run[-1].end]
 
 
-def _chinese_subject(earlier: str, tokens: list[_Token]) -> str | None:
+def _chinese_subject(earlier: str, tokens: list[Token]) -> str | None:
     words = [
         token for token in tokens if token.text not in {"请问", "那么", "那", "还有"}
     ]
-    subject: list[_Token] = []
+    subject: list[Token] = []
     for token in words:
-        if (
-            token.cjk
-            and token.text in _ZH_PREDICATE
-            and any(t.content for t in subject)
-        ):
+        if token.cjk and token.text in ZH_PREDICATE and any(t.content for t in subject):
             break
         subject.append(token)
     else:
@@ -634,7 +478,7 @@ def _chinese_subject(earlier: str, tokens: list[_Token]) -> str | None:
 
 def _resolve_pronouns(question: str, earlier: str) -> str | None:
     """`question` with its pronouns replaced by `earlier`'s subject, if it has any."""
-    tokens = _tokens(question)
+    tokens = question_tokens(question)
     subject = _subject(earlier)
     if not subject:
         return None
@@ -667,16 +511,16 @@ def _resolve_pronouns(question: str, earlier: str) -> str | None:
 
 
 def _chinese_pronoun(
-    token: _Token, noun: _Token | None, subject: str
+    token: Token, noun: Token | None, subject: str
 ) -> tuple[int, int, str] | None:
-    if token.text in _ZH_PERSONAL:
+    if token.text in ZH_PERSONAL:
         return token.start, token.end, subject
-    if token.text not in _ZH_DEMONSTRATIVE:
+    if token.text not in ZH_DEMONSTRATIVE:
         return None
     if noun is None:
         # "这是什么意思": a pronoun; "我该怎么办": "should", not one.
         return (token.start, token.end, subject) if token.text != "该" else None
-    if noun.text in _ZH_TIME_WORDS:
+    if noun.text in ZH_TIME_WORDS:
         return None  # "这周", "这个月"
     if noun.text in subject:
         return token.start, noun.end, subject  # "该事件" -> "一级事件"
@@ -685,7 +529,7 @@ def _chinese_pronoun(
 
 
 def _english_pronoun(
-    question: str, tokens: list[_Token], index: int, subject: str
+    question: str, tokens: list[Token], index: int, subject: str
 ) -> tuple[int, int, str] | None:
     token = tokens[index]
     word = token.lower
@@ -704,26 +548,26 @@ def _english_pronoun(
     def cased(text: str) -> str:
         return text[:1].upper() + text[1:] if capital else text
 
-    if word == "it" and _EN_DUMMY_IT.search(question[token.start :]):
+    if word == "it" and EN_DUMMY_IT.search(question[token.start :]):
         return None
-    if word in _EN_PERSONAL:
+    if word in EN_PERSONAL:
         return token.start, token.end, cased(subject)
-    if word in _EN_POSSESSIVE or (word == "her" and run):
+    if word in EN_POSSESSIVE or (word == "her" and run):
         if run:
             owned = question[run[0].start : run[-1].end]
             return token.start, run[-1].end, cased(f"the {owned} of {subject}")
         return token.start, token.end, cased(f"{subject}'s")
-    if word in _EN_DEMONSTRATIVE:
+    if word in EN_DEMONSTRATIVE:
         # "the rule that applies": "that" after a content word is no pronoun.
-        if word == "that" and previous is not None and previous not in _EN_STOPWORDS:
+        if word == "that" and previous is not None and previous not in EN_STOPWORDS:
             return None
         if not run:
             return token.start, token.end, cased(subject)  # "Who approves that?"
-        if run[0].key in {t.key for t in _tokens(subject)}:
+        if run[0].key in {t.key for t in question_tokens(subject)}:
             return token.start, run[0].end, cased(subject)  # "this incident"
-        if run[0].lower in _EN_TIME_WORDS:
+        if run[0].lower in EN_TIME_WORDS:
             return None  # "this year"
-        if previous is None or previous in _EN_AUXILIARIES | _EN_QUESTION_WORDS:
+        if previous is None or previous in EN_AUXILIARIES | EN_QUESTION_WORDS:
             return token.start, token.end, cased(subject)  # "Is that mandatory?"
         return None  # "Who signs this form?": a noun the subject does not name
     return None
