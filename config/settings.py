@@ -431,6 +431,10 @@ SEARCH_WARMUP = env.bool("SEARCH_WARMUP", default=True)
 # Where the processes of a host keep the search snapshots they share (memory-mapped
 # files, retrieval/snapshot_files.py); empty: each process keeps its own in memory.
 SEARCH_SNAPSHOT_DIR = env("SEARCH_SNAPSHOT_DIR", default=str(VAR_DIR / "snapshots"))
+# From this many published chunks in a knowledge base, the vector list's
+# candidates come from an approximate index (retrieval/vector_index.py) instead of
+# scoring every row: where exact search crosses the latency target (docs/benchmarks.md).
+SEARCH_ANN_MIN_CHUNKS = env.int("SEARCH_ANN_MIN_CHUNKS", default=200_000)
 
 # --- Answers ---
 # "extractive" (local, answers with the sources' own sentences) or

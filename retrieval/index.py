@@ -34,7 +34,7 @@ from django.db.models import Count, Max
 
 from documents.models import Document, DocumentStatus, KnowledgeBase
 
-from . import snapshot_files
+from . import snapshot_files, vector_index
 from .embeddings import get_embedder
 from .models import Chunk
 from .terms import TOKENIZER, chunk_terms, decode, term_hash
@@ -124,6 +124,8 @@ class Snapshot:
     # Rows read from chunks made by another tokenizer or embedder: once
     # `reindex_chunks` rewrites them, the next version is built anew.
     stale: int = 0
+    # Where the vector list's candidates come from past SEARCH_ANN_MIN_CHUNKS.
+    approximate: vector_index.Approximate | None = None
 
     @property
     def size(self) -> int:
@@ -139,6 +141,7 @@ class Snapshot:
             + self.folds.nbytes
             + self.matrix.nbytes
             + self.postings.nbytes()
+            + (self.approximate.nbytes() if self.approximate else 0)
         )
 
     def bm25(self, query_tokens: list[str]) -> np.ndarray:
@@ -162,10 +165,11 @@ class Snapshot:
             scores[rows] += query_count * idf * counts * (BM25_K1 + 1) / (counts + norm)
         return scores
 
-    def cosine(self, query_vector: np.ndarray) -> np.ndarray:
-        if not self.size:
-            return np.zeros(0, dtype=np.float32)
-        return self.matrix @ query_vector.astype(np.float32)
+    def nearest(
+        self, query_vector: np.ndarray, count: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the `count` best cosine scores, and those scores."""
+        return vector_index.nearest(self.matrix, self.approximate, query_vector, count)
 
 
 def _empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Snapshot:
@@ -205,7 +209,7 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
     hashes, rows, counts = snapshot.postings.entries()
     survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
     base = int(keep.sum())
-    return Snapshot(
+    refreshed = Snapshot(
         knowledge_base_id=snapshot.knowledge_base_id,
         version=version,
         dimension=snapshot.dimension,
@@ -229,6 +233,20 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
         ),
         stale=snapshot.stale + added.stale,
     )
+    refreshed.approximate = _approximate(snapshot, refreshed, new_index)
+    return refreshed
+
+
+def _approximate(
+    old: Snapshot, new: Snapshot, new_row: np.ndarray
+) -> vector_index.Approximate | None:
+    """The old snapshot's approximate index carried to the new one, or built
+    anew when the new one is past the threshold and the old index is too far
+    behind (or none)."""
+    if new.size < settings.SEARCH_ANN_MIN_CHUNKS:
+        return None
+    carried = vector_index.carried(old.approximate, new_row, new.size)
+    return carried or vector_index.build(new.matrix)
 
 
 @dataclass
@@ -369,8 +387,16 @@ def _shared(
             built = _next(snapshot, knowledge_base_id, version)
             if built.stale:
                 return built  # rebuilt at every version until reindexed: not shared
-            snapshot_files.save(root, knowledge_base_id, name, _fields(built))
-            snapshot_files.prune(root, knowledge_base_id, keep=name)
+            folder = snapshot_files.folder(root, knowledge_base_id)
+            ann_file = (
+                vector_index.store(built.approximate, folder)
+                if built.approximate
+                else ""
+            )
+            snapshot_files.save(
+                root, knowledge_base_id, name, {**_fields(built), "ann_file": ann_file}
+            )
+            snapshot_files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
             stored = snapshot_files.load(root, knowledge_base_id, name)
             if stored is None:
                 return built
@@ -380,10 +406,27 @@ def _shared(
         stored.pop("rows"),
         stored.pop("counts"),
     )
-    return Snapshot(knowledge_base_id=knowledge_base_id, postings=postings, **stored)
+    ann_file = stored.pop("ann_file", "")
+    ann_rows, ann_uncovered = stored.pop("ann_rows"), stored.pop("ann_uncovered")
+    approximate = (
+        vector_index.opened(
+            snapshot_files.folder(root, knowledge_base_id) / ann_file,
+            ann_rows,
+            ann_uncovered,
+        )
+        if ann_file
+        else None
+    )
+    return Snapshot(
+        knowledge_base_id=knowledge_base_id,
+        postings=postings,
+        approximate=approximate,
+        **stored,
+    )
 
 
 def _fields(snapshot: Snapshot) -> dict:
+    approximate, empty = snapshot.approximate, np.zeros(0, dtype=np.int64)
     return {
         "version": snapshot.version,
         "dimension": snapshot.dimension,
@@ -398,6 +441,8 @@ def _fields(snapshot: Snapshot) -> dict:
         "starts": snapshot.postings.starts,
         "rows": snapshot.postings.rows,
         "counts": snapshot.postings.counts,
+        "ann_rows": approximate.rows if approximate else empty,
+        "ann_uncovered": approximate.uncovered if approximate else empty,
     }
 
 

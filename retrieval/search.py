@@ -136,11 +136,12 @@ def search_snapshots(
     keyword_scores: list[np.ndarray] = []
     if profile in ("keyword", "hybrid-v1"):
         keyword_scores = [snapshot.bm25(query_tokens) for snapshot in snapshots]
-        run.keyword = _top(snapshots, keyword_scores)
+        run.keyword = _top(snapshots, [_best_rows(scores) for scores in keyword_scores])
     if profile in ("vector", "hybrid-v1"):
         query_vector = get_embedder().embed([question])[0]
         run.vector = _top(
-            snapshots, [snapshot.cosine(query_vector) for snapshot in snapshots]
+            snapshots,
+            [snapshot.nearest(query_vector, CANDIDATES) for snapshot in snapshots],
         )
 
     if profile == "keyword":
@@ -158,25 +159,32 @@ def search_snapshots(
     return run
 
 
-def _top(snapshots: list[Snapshot], scores: list[np.ndarray]) -> list[Hit]:
+def _best_rows(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the best `CANDIDATES` scores, and those scores."""
+    if not len(scores):
+        return np.zeros(0, dtype=np.int64), scores
+    count = min(CANDIDATES, len(scores))
+    best = np.argpartition(-scores, count - 1)[:count]
+    return best, scores[best]
+
+
+def _top(
+    snapshots: list[Snapshot], best: list[tuple[np.ndarray, np.ndarray]]
+) -> list[Hit]:
     """The best `CANDIDATES` rows with a positive score, over every snapshot."""
     hits: list[Hit] = []
-    for snapshot, row_scores in zip(snapshots, scores, strict=True):
-        if not len(row_scores):
-            continue
-        count = min(CANDIDATES, len(row_scores))
-        best = np.argpartition(-row_scores, count - 1)[:count]
+    for snapshot, (rows, scores) in zip(snapshots, best, strict=True):
         hits.extend(
             Hit(
                 chunk_id=int(snapshot.chunk_ids[row]),
                 document_id=snapshot.document_ids[row],
                 knowledge_base_id=snapshot.knowledge_base_id,
                 ordinal=int(snapshot.ordinals[row]),
-                score=float(row_scores[row]),
+                score=float(score),
                 row=int(row),
             )
-            for row in best
-            if row_scores[row] > 0
+            for row, score in zip(rows, scores, strict=True)
+            if score > 0
         )
     hits.sort(key=lambda hit: (-hit.score, hit.chunk_id))
     return hits[:CANDIDATES]

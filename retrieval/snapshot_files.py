@@ -40,10 +40,12 @@ _ARRAYS = (
     "rows",
     "counts",
     "document_ids",
+    "ann_rows",
+    "ann_uncovered",
 )
 
 
-def _folder(root: Path, knowledge_base_id: str) -> Path:
+def folder(root: Path, knowledge_base_id: str) -> Path:
     return root / quote(knowledge_base_id, safe="")
 
 
@@ -54,9 +56,9 @@ def version_name(version: int, fingerprint: str) -> str:
 @contextlib.contextmanager
 def build_lock(root: Path, knowledge_base_id: str) -> Iterator[None]:
     """Held while one process of the host builds a knowledge base's snapshot."""
-    folder = _folder(root, knowledge_base_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a+b") as handle:
+    directory = folder(root, knowledge_base_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -66,7 +68,7 @@ def build_lock(root: Path, knowledge_base_id: str) -> Iterator[None]:
 
 def load(root: Path, knowledge_base_id: str, name: str) -> dict | None:
     """The arrays (memory-mapped) and fields of a stored snapshot, or None."""
-    directory = _folder(root, knowledge_base_id) / name
+    directory = folder(root, knowledge_base_id) / name
     try:
         meta = json.loads((directory / "meta.json").read_text())
         arrays = {
@@ -84,11 +86,11 @@ def load(root: Path, knowledge_base_id: str, name: str) -> dict | None:
 
 def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
     """Write a snapshot's arrays and fields as `name`, atomically."""
-    folder = _folder(root, knowledge_base_id)
-    final = folder / name
+    directory = folder(root, knowledge_base_id)
+    final = directory / name
     if final.exists():
         return
-    scratch = folder / f".{name}.{os.getpid()}.tmp"
+    scratch = directory / f".{name}.{os.getpid()}.tmp"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     for array in _ARRAYS:
@@ -106,13 +108,17 @@ def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def prune(root: Path, knowledge_base_id: str, keep: str) -> None:
-    """Delete the knowledge base's other stored versions."""
-    folder = _folder(root, knowledge_base_id)
-    for entry in folder.iterdir():
-        if entry.name != keep and entry.name.startswith("v") and entry.is_dir():
+def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None:
+    """Delete the knowledge base's other stored versions, and the index files
+    (`ann-*`, retrieval.vector_index) other than `keep_file`."""
+    for entry in folder(root, knowledge_base_id).iterdir():
+        if entry.name in (keep, keep_file):
+            continue
+        if entry.name.startswith("v") and entry.is_dir():
             shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name.startswith("ann-"):
+            entry.unlink(missing_ok=True)
 
 
 def discard(root: Path, knowledge_base_id: str) -> None:
-    shutil.rmtree(_folder(root, knowledge_base_id), ignore_errors=True)
+    shutil.rmtree(folder(root, knowledge_base_id), ignore_errors=True)

@@ -1,0 +1,141 @@
+"""The vector list of a search: the rows nearest a question's embedding.
+
+Below `SEARCH_ANN_MIN_CHUNKS` a snapshot's matrix is scored whole (exact). Above
+it the candidates come from an approximate index (HNSW, from usearch) over the
+rows the snapshot had when the index was built; every candidate is then scored
+exactly against the matrix, so the scores and the order are those of exact
+search, only the candidate set is approximate. The index is never edited: a
+publish maps its keys to the new rows (a chunk of a document no longer published
+maps to -1) and the rows it does not hold are scored exactly beside it, until
+they are `REBUILD_SHARE` of the snapshot and the next version builds it again.
+Its settings are those measured in docs/benchmarks.md ("A million chunks").
+
+No Django here: `index` decides when, this module builds, stores and searches.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from usearch.index import Index
+
+CONNECTIVITY = 16
+EXPANSION_SEARCH = 1024
+REBUILD_SHARE = 0.1
+BUILD_THREADS = 2
+FILE_PREFIX = "ann-"
+
+
+@dataclass
+class Approximate:
+    """An HNSW index whose key k stands for the row `rows[k]` of the snapshot
+    (-1: no longer published), with the rows it does not hold."""
+
+    index: Index
+    rows: np.ndarray  # int64, one per key
+    uncovered: np.ndarray  # int64 rows of the snapshot the index does not hold
+    file: str = ""  # its name in the host's snapshot folder, once stored
+
+    @property
+    def outdated(self) -> int:
+        """Keys of rows gone and rows not held: what exact search has to cover
+        or the index hands out in vain."""
+        return int((self.rows < 0).sum()) + len(self.uncovered)
+
+    def nbytes(self) -> int:
+        return int(self.index.memory_usage) + self.rows.nbytes + self.uncovered.nbytes
+
+
+def build(matrix: np.ndarray) -> Approximate:
+    index = Index(
+        ndim=matrix.shape[1],
+        metric="ip",  # the embedder's rows have unit length: inner product = cosine
+        dtype="i8",
+        connectivity=CONNECTIVITY,
+        expansion_search=EXPANSION_SEARCH,
+    )
+    size = len(matrix)
+    if size:
+        index.add(np.arange(size, dtype=np.uint64), matrix, threads=BUILD_THREADS)
+    return Approximate(
+        index=index,
+        rows=np.arange(size, dtype=np.int64),
+        uncovered=np.zeros(0, dtype=np.int64),
+    )
+
+
+def carried(
+    approximate: Approximate | None, new_row: np.ndarray, size: int
+) -> Approximate | None:
+    """`approximate` for the next version of its snapshot, whose rows `new_row`
+    maps the old ones to (-1: dropped) and which has `size` rows; None when the
+    index should be built again."""
+    if approximate is None:
+        return None
+    rows = np.where(approximate.rows >= 0, new_row[approximate.rows], -1)
+    held = np.zeros(size, dtype=bool)
+    held[rows[rows >= 0]] = True
+    carried = Approximate(
+        index=approximate.index,
+        rows=rows,
+        uncovered=np.flatnonzero(~held).astype(np.int64),
+        file=approximate.file,
+    )
+    if carried.outdated > REBUILD_SHARE * max(size, 1):
+        return None
+    return carried
+
+
+def nearest(
+    matrix: np.ndarray, approximate: Approximate | None, query: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the `count` best cosine scores, and those scores, best first."""
+    query = query.astype(np.float32)
+    if approximate is None:
+        rows = np.arange(len(matrix))
+    else:
+        # Keys of rows gone take places among the results: ask for more.
+        gone = float((approximate.rows < 0).mean()) if len(approximate.rows) else 0
+        asked = min(int(count / (1 - gone) * 1.25) + 8, len(approximate.rows))
+        keys = (
+            approximate.index.search(query, asked).keys.astype(np.int64)
+            if asked
+            else np.zeros(0, dtype=np.int64)
+        )
+        found = approximate.rows[keys]
+        rows = np.concatenate([found[found >= 0], approximate.uncovered])
+    scores = matrix[rows] @ query if len(rows) else np.zeros(0, dtype=np.float32)
+    if len(rows) > count:
+        best = np.argpartition(-scores, count - 1)[:count]
+        rows, scores = rows[best], scores[best]
+    order = np.argsort(-scores, kind="stable")
+    return rows[order], scores[order]
+
+
+def store(approximate: Approximate, folder: Path) -> str:
+    """Write the index into `folder` (once) and return its file name."""
+    if not approximate.file:
+        name = f"{FILE_PREFIX}{uuid.uuid4().hex}.usearch"
+        scratch = folder / f".{name}.{os.getpid()}.tmp"
+        approximate.index.save(str(scratch))
+        scratch.rename(folder / name)
+        approximate.file = name
+    return approximate.file
+
+
+def opened(path: Path, rows: np.ndarray, uncovered: np.ndarray) -> Approximate:
+    """A stored index, memory-mapped read-only."""
+    index = Index.restore(str(path), view=True)
+    if index is None:
+        raise OSError(f"not an index: {path.name}")
+    index.expansion_search = EXPANSION_SEARCH
+    return Approximate(
+        index=index,
+        rows=np.asarray(rows, dtype=np.int64),
+        uncovered=np.asarray(uncovered, dtype=np.int64),
+        file=path.name,
+    )
