@@ -61,7 +61,11 @@ def term_hashes(tokens: Iterable[str]) -> np.ndarray:
 
 
 def chunk_terms(text: str) -> ChunkTerms:
-    counts = Counter(keyword_tokens(text))
+    return counted_terms(Counter(keyword_tokens(text)), folds(text))
+
+
+def counted_terms(counts: Counter, text_folds: bool) -> ChunkTerms:
+    """The stored terms of a text whose `keyword_tokens` are counted in `counts`."""
     hashes = term_hashes(counts)
     frequencies = np.fromiter(
         (min(count, _MAX_COUNT) for count in counts.values()),
@@ -73,7 +77,7 @@ def chunk_terms(text: str) -> ChunkTerms:
         hashes[order].astype("<i8").tobytes()
         + frequencies[order].astype("<u2").tobytes()
     )
-    return ChunkTerms(blob, sum(counts.values()), folds(text))
+    return ChunkTerms(blob, sum(counts.values()), text_folds)
 
 
 def decode(blob: bytes) -> tuple[np.ndarray, np.ndarray]:

@@ -97,6 +97,7 @@ def nearest(
     query = query.astype(np.float32)
     if approximate is None:
         rows = np.arange(len(matrix))
+        scores = matrix @ query if len(matrix) else np.zeros(0, dtype=np.float32)
     else:
         # Keys of rows gone take places among the results: ask for more.
         gone = float((approximate.rows < 0).mean()) if len(approximate.rows) else 0
@@ -108,7 +109,7 @@ def nearest(
         )
         found = approximate.rows[keys]
         rows = np.concatenate([found[found >= 0], approximate.uncovered])
-    scores = matrix[rows] @ query if len(rows) else np.zeros(0, dtype=np.float32)
+        scores = matrix[rows] @ query if len(rows) else np.zeros(0, dtype=np.float32)
     if len(rows) > count:
         best = np.argpartition(-scores, count - 1)[:count]
         rows, scores = rows[best], scores[best]
