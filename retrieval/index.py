@@ -24,8 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,77 +33,13 @@ from django.db.models import Count, Max
 
 from documents.models import Document, DocumentStatus, KnowledgeBase
 
-from . import snapshot_files, vector_index
+from . import bm25, snapshot_files, vector_index
+from .bm25 import Postings
 from .embeddings import get_embedder
 from .models import Chunk
-from .terms import TOKENIZER, chunk_terms, decode, term_hash
+from .terms import TOKENIZER, chunk_terms, decode
 
 logger = logging.getLogger(__name__)
-
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-
-@dataclass
-class Postings:
-    """A BM25 inverted index in flat arrays. Terms are known by their 64-bit hash
-    (`retrieval.terms`), sorted: the term `hashes[t]` owns `rows[starts[t]:
-    starts[t+1]]` and their `counts`."""
-
-    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
-    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint16))
-
-    @classmethod
-    def merged(cls, entries, hashes, rows, counts) -> Postings:
-        """`entries` (hash-ordered, as `entries()` gives them) with new ones, one
-        per (term, row): its term's hash, the row, the count. A publish sorts its
-        own entries only, not the whole index again."""
-        # Common terms make long runs of equal keys, which the stable sort
-        # handles in linear time and quicksort badly.
-        order = np.argsort(hashes, kind="stable")
-        if not len(entries[0]):
-            return cls._from_sorted(hashes[order], rows[order], counts[order])
-        at = np.searchsorted(entries[0], hashes[order], side="right")
-        return cls._from_sorted(
-            *(
-                np.insert(old, at, new[order])
-                for old, new in zip(entries, (hashes, rows, counts), strict=True)
-            )
-        )
-
-    @classmethod
-    def _from_sorted(cls, hashes, rows, counts) -> Postings:
-        if not len(hashes):
-            return cls()
-        firsts = np.flatnonzero(np.diff(hashes)) + 1
-        starts = np.concatenate(([0], firsts, [len(hashes)])).astype(np.int64)
-        return cls(hashes[starts[:-1]], starts, rows, counts)
-
-    def term(self, hashed: int) -> int | None:
-        """The index of the term with this hash, or None."""
-        position = int(np.searchsorted(self.hashes, hashed))
-        if position < len(self.hashes) and self.hashes[position] == hashed:
-            return position
-        return None
-
-    def frequency(self, hashed: int) -> int:
-        """How many rows hold the term."""
-        term = self.term(hashed)
-        return 0 if term is None else int(self.starts[term + 1] - self.starts[term])
-
-    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(term hash, row, count) of every posting, in hash order."""
-        return np.repeat(self.hashes, np.diff(self.starts)), self.rows, self.counts
-
-    def nbytes(self) -> int:
-        return (
-            self.hashes.nbytes
-            + self.starts.nbytes
-            + self.rows.nbytes
-            + self.counts.nbytes
-        )
 
 
 @dataclass
@@ -146,24 +81,17 @@ class Snapshot:
 
     def bm25(self, query_tokens: list[str]) -> np.ndarray:
         """BM25 score of every row (zeros where no query term occurs)."""
-        scores = np.zeros(self.size, dtype=np.float32)
-        if not self.size:
-            return scores
-        average_length = float(self.lengths.mean()) or 1.0
-        for term, query_count in Counter(query_tokens).items():
-            term_id = self.postings.term(term_hash(term))
-            if term_id is None:
-                continue
-            start, end = self.postings.starts[term_id : term_id + 2]
-            rows = self.postings.rows[start:end]
-            counts = self.postings.counts[start:end].astype(np.float32)
-            document_frequency = end - start
-            idf = np.log1p(
-                (self.size - document_frequency + 0.5) / (document_frequency + 0.5)
-            )
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * self.lengths[rows] / average_length)
-            scores[rows] += query_count * idf * counts * (BM25_K1 + 1) / (counts + norm)
-        return scores
+        return bm25.scores(self.postings, self.lengths, query_tokens)
+
+    def keyword_top(
+        self, query_tokens: list[str], count: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the `count` best BM25 scores above 0, and those scores."""
+        return bm25.top(self.postings, self.lengths, query_tokens, count)
+
+    def bm25_at(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
+        """The BM25 scores of these rows."""
+        return bm25.at(self.postings, self.lengths, query_tokens, rows)
 
     def nearest(
         self, query_vector: np.ndarray, count: int

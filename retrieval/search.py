@@ -133,10 +133,11 @@ def search_snapshots(
         profile=profile, question=question, statistics=TermStatistics(snapshots)
     )
     query_tokens = keyword_tokens(question)
-    keyword_scores: list[np.ndarray] = []
     if profile in ("keyword", "hybrid-v1"):
-        keyword_scores = [snapshot.bm25(query_tokens) for snapshot in snapshots]
-        run.keyword = _top(snapshots, [_best_rows(scores) for scores in keyword_scores])
+        run.keyword = _top(
+            snapshots,
+            [snapshot.keyword_top(query_tokens, CANDIDATES) for snapshot in snapshots],
+        )
     if profile in ("vector", "hybrid-v1"):
         query_vector = get_embedder().embed([question])[0]
         run.vector = _top(
@@ -151,21 +152,12 @@ def search_snapshots(
     else:
         run.fused = _fuse(run.keyword, run.vector)
         run.reranked = _rerank(
-            run.fused[:RERANK_DEPTH], question, snapshots, keyword_scores
+            run.fused[:RERANK_DEPTH], question, snapshots, query_tokens
         )
         # Rerank bonuses are never negative, so the unreranked tail stays below.
         ranked = run.reranked + run.fused[RERANK_DEPTH:]
     run.passages = _passages(ranked[:top_k])
     return run
-
-
-def _best_rows(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of the best `CANDIDATES` scores, and those scores."""
-    if not len(scores):
-        return np.zeros(0, dtype=np.int64), scores
-    count = min(CANDIDATES, len(scores))
-    best = np.argpartition(-scores, count - 1)[:count]
-    return best, scores[best]
 
 
 def _top(
@@ -217,7 +209,7 @@ def _rerank(
     candidates: list[Hit],
     question: str,
     snapshots: list[Snapshot],
-    keyword_scores: list[np.ndarray],
+    query_tokens: list[str],
 ) -> list[Hit]:
     """Add to the fused score how much of the question a chunk covers, and how closely.
 
@@ -228,15 +220,14 @@ def _rerank(
     """
     if not candidates:
         return []
-    bm25_by_kb = {
-        snapshot.knowledge_base_id: scores
-        for snapshot, scores in zip(snapshots, keyword_scores, strict=True)
-    }
     folds_by_kb = {snapshot.knowledge_base_id: snapshot.folds for snapshot in snapshots}
-    bm25 = {
-        hit.chunk_id: float(bm25_by_kb[hit.knowledge_base_id][hit.row])
-        for hit in candidates
-    }
+    bm25 = {}
+    for snapshot in snapshots:
+        kb_id = snapshot.knowledge_base_id
+        hits = [hit for hit in candidates if hit.knowledge_base_id == kb_id]
+        scores = snapshot.bm25_at(query_tokens, np.array([hit.row for hit in hits]))
+        for hit, score in zip(hits, scores, strict=True):
+            bm25[hit.chunk_id] = float(score)
     best_bm25 = max(bm25.values()) or 1.0
     pairs = [
         (first, second, phrase)

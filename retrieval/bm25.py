@@ -1,0 +1,219 @@
+"""BM25 over a snapshot's inverted index (`Postings`).
+
+`top` gives the best rows without scoring every row for every term: query terms
+are applied rarest first, and before a long posting list the scores so far are
+checked against what all the remaining terms could add at most (each term's
+weight at a count saturated to k1 + 1). Once the `count`-th best row is above
+that bound, no row that holds none of the rarer terms can reach the top, so the
+remaining terms are added only to the rows already scored that the bound could
+still lift to the `count`-th best, found in their posting lists by binary search
+(rows are ascending within a term). The result is
+the same as scoring every row; a question's common words (a particle in most
+chunks) then cost a binary search per candidate instead of a pass over the index.
+
+No Django here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .terms import term_hash
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+# A posting list is long enough to check the bound before it when it holds this
+# share of the rows; the check scans the scores once.
+LONG_LIST_SHARE = 1 / 32
+
+
+@dataclass
+class Postings:
+    """A BM25 inverted index in flat arrays. Terms are known by their 64-bit hash
+    (`retrieval.terms`), sorted: the term `hashes[t]` owns `rows[starts[t]:
+    starts[t+1]]` and their `counts`."""
+
+    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint16))
+
+    @classmethod
+    def merged(cls, entries, hashes, rows, counts) -> Postings:
+        """`entries` (hash-ordered, as `entries()` gives them) with new ones, one
+        per (term, row): its term's hash, the row, the count. A publish sorts its
+        own entries only, not the whole index again."""
+        # Common terms make long runs of equal keys, which the stable sort
+        # handles in linear time and quicksort badly.
+        order = np.argsort(hashes, kind="stable")
+        if not len(entries[0]):
+            return cls._from_sorted(hashes[order], rows[order], counts[order])
+        at = np.searchsorted(entries[0], hashes[order], side="right")
+        return cls._from_sorted(
+            *(
+                np.insert(old, at, new[order])
+                for old, new in zip(entries, (hashes, rows, counts), strict=True)
+            )
+        )
+
+    @classmethod
+    def _from_sorted(cls, hashes, rows, counts) -> Postings:
+        if not len(hashes):
+            return cls()
+        firsts = np.flatnonzero(np.diff(hashes)) + 1
+        starts = np.concatenate(([0], firsts, [len(hashes)])).astype(np.int64)
+        return cls(hashes[starts[:-1]], starts, rows, counts)
+
+    def term(self, hashed: int) -> int | None:
+        """The index of the term with this hash, or None."""
+        position = int(np.searchsorted(self.hashes, hashed))
+        if position < len(self.hashes) and self.hashes[position] == hashed:
+            return position
+        return None
+
+    def frequency(self, hashed: int) -> int:
+        """How many rows hold the term."""
+        term = self.term(hashed)
+        return 0 if term is None else int(self.starts[term + 1] - self.starts[term])
+
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(term hash, row, count) of every posting, in hash order."""
+        return np.repeat(self.hashes, np.diff(self.starts)), self.rows, self.counts
+
+    def nbytes(self) -> int:
+        return (
+            self.hashes.nbytes
+            + self.starts.nbytes
+            + self.rows.nbytes
+            + self.counts.nbytes
+        )
+
+
+@dataclass(frozen=True)
+class _QueryTerm:
+    start: int
+    end: int
+    weight: float  # its count in the question times its idf
+
+    @property
+    def bound(self) -> float:
+        """The most it adds to a row's score."""
+        return self.weight * (BM25_K1 + 1)
+
+
+def _query_terms(postings: Postings, size: int, tokens: list[str]) -> list[_QueryTerm]:
+    """The question's terms the index holds, rarest first."""
+    terms = []
+    for token, query_count in Counter(tokens).items():
+        term_id = postings.term(term_hash(token))
+        if term_id is None:
+            continue
+        start, end = (int(x) for x in postings.starts[term_id : term_id + 2])
+        frequency = end - start
+        idf = np.log1p((size - frequency + 0.5) / (frequency + 0.5))
+        terms.append(_QueryTerm(start, end, float(query_count * idf)))
+    terms.sort(key=lambda term: (term.end - term.start, term.start))
+    return terms
+
+
+def _contribution(
+    lengths: np.ndarray,
+    average: float,
+    term: _QueryTerm,
+    rows: np.ndarray,
+    counts: np.ndarray,
+) -> np.ndarray:
+    counts = counts.astype(np.float32)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[rows] / average)
+    return term.weight * counts * (BM25_K1 + 1) / (counts + norm)
+
+
+def _average(lengths: np.ndarray) -> float:
+    return (float(lengths.mean()) if len(lengths) else 0.0) or 1.0
+
+
+def scores(postings: Postings, lengths: np.ndarray, tokens: list[str]) -> np.ndarray:
+    """BM25 score of every row (zeros where no query term occurs)."""
+    size = len(lengths)
+    result = np.zeros(size, dtype=np.float32)
+    average = _average(lengths)
+    for term in _query_terms(postings, size, tokens):
+        rows = postings.rows[term.start : term.end]
+        counts = postings.counts[term.start : term.end]
+        result[rows] += _contribution(lengths, average, term, rows, counts)
+    return result
+
+
+def at(
+    postings: Postings, lengths: np.ndarray, tokens: list[str], rows: np.ndarray
+) -> np.ndarray:
+    """BM25 scores of the given rows only."""
+    rows = np.asarray(rows, dtype=np.int64)
+    terms = _query_terms(postings, len(lengths), tokens)
+    return _scores_at(postings, lengths, _average(lengths), terms, rows)
+
+
+def _scores_at(
+    postings: Postings,
+    lengths: np.ndarray,
+    average: float,
+    terms: list[_QueryTerm],
+    rows: np.ndarray,
+) -> np.ndarray:
+    result = np.zeros(len(rows), dtype=np.float32)
+    for term in terms:
+        term_rows = postings.rows[term.start : term.end]
+        at = np.searchsorted(term_rows, rows)
+        inside = at < len(term_rows)
+        held = np.zeros(len(rows), dtype=bool)
+        held[inside] = term_rows[at[inside]] == rows[inside]
+        if not held.any():
+            continue
+        counts = postings.counts[term.start + at[held]]
+        result[held] += _contribution(lengths, average, term, rows[held], counts)
+    return result
+
+
+def top(
+    postings: Postings, lengths: np.ndarray, tokens: list[str], count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the `count` best scores above 0, and those scores."""
+    size = len(lengths)
+    terms = _query_terms(postings, size, tokens)
+    average = _average(lengths)
+    result = np.zeros(size, dtype=np.float32)
+    remaining = sum(term.bound for term in terms)
+    for index, term in enumerate(terms):
+        if index and term.end - term.start > size * LONG_LIST_SHARE:
+            scored = np.flatnonzero(result)
+            if len(scored) >= count:
+                partial = result[scored]
+                kth = np.partition(partial, len(partial) - count)[len(partial) - count]
+                if kth > remaining:
+                    # Only rows that the remaining terms could lift to the
+                    # count-th best score are worth finishing.
+                    hopeful = partial + remaining >= kth
+                    rows, partial = scored[hopeful], partial[hopeful]
+                    partial += _scores_at(
+                        postings, lengths, average, terms[index:], rows
+                    )
+                    return _best(rows, partial, count)
+        rows = postings.rows[term.start : term.end]
+        counts = postings.counts[term.start : term.end]
+        result[rows] += _contribution(lengths, average, term, rows, counts)
+        remaining -= term.bound
+    return _best(np.arange(size), result, count)
+
+
+def _best(
+    rows: np.ndarray, values: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    positive = np.flatnonzero(values > 0)
+    rows, values = rows[positive], values[positive]
+    if len(values) > count:
+        best = np.argpartition(values, len(values) - count)[len(values) - count :]
+        rows, values = rows[best], values[best]
+    return rows, values

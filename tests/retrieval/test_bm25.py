@@ -1,0 +1,100 @@
+"""BM25 over a snapshot's postings: the pruned top rows equal scoring every row."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrieval import bm25
+from retrieval.bm25 import Postings
+from retrieval.terms import term_hash
+
+WORDS = [f"w{i}" for i in range(200)]
+
+
+def random_index(rows: int, seed: int) -> tuple[Postings, np.ndarray]:
+    """Postings of `rows` rows whose words follow a Zipf law: a few words are in
+    nearly every row, most in a few, as in real text."""
+    rng = np.random.default_rng(seed)
+    hashes, row_ids, counts, lengths = [], [], [], []
+    for row in range(rows):
+        words = np.minimum(rng.zipf(1.3, size=rng.integers(5, 60)) - 1, len(WORDS) - 1)
+        found, times = np.unique(words, return_counts=True)
+        hashes += [term_hash(WORDS[w]) for w in found]
+        row_ids += [row] * len(found)
+        counts += times.tolist()
+        lengths.append(times.sum())
+    postings = Postings.merged(
+        Postings().entries(),
+        np.array(hashes, dtype=np.int64),
+        np.array(row_ids, dtype=np.int32),
+        np.array(counts, dtype=np.uint16),
+    )
+    return postings, np.array(lengths, dtype=np.float32)
+
+
+def best_of_every_row(scores: np.ndarray, count: int) -> dict[int, float]:
+    order = np.argsort(-scores, kind="stable")[:count]
+    return {int(row): float(scores[row]) for row in order if scores[row] > 0}
+
+
+def test_the_top_rows_are_those_of_scoring_every_row(monkeypatch):
+    postings, lengths = random_index(3000, seed=1)
+    rng = np.random.default_rng(2)
+    pruned = []
+    scores_at = bm25._scores_at
+
+    def spy(*args):
+        pruned.append(True)  # the common words went to the candidates only
+        return scores_at(*args)
+
+    monkeypatch.setattr(bm25, "_scores_at", spy)
+    for _ in range(200):
+        question = [WORDS[w] for w in rng.integers(0, 60, size=rng.integers(1, 8))]
+        question += ["w0", "w1"]  # words in most rows, as a question's particles
+        full = bm25.scores(postings, lengths, question)
+
+        rows, scores = bm25.top(postings, lengths, question, 20)
+
+        expected = best_of_every_row(full, 20)
+        assert len(rows) == len(expected)
+        assert np.allclose(scores, full[rows], rtol=1e-5)
+        assert min(scores) >= min(expected.values()) - 1e-5
+    assert len(pruned) > 20
+
+
+def test_scores_of_some_rows_are_those_of_every_row():
+    postings, lengths = random_index(1000, seed=3)
+    question = ["w0", "w3", "w17", "w150", "unknown"]
+    rows = np.array([0, 5, 17, 999, 400])
+
+    assert np.allclose(
+        bm25.at(postings, lengths, question, rows),
+        bm25.scores(postings, lengths, question)[rows],
+        rtol=1e-5,
+    )
+
+
+def test_rows_stay_ascending_within_a_term_through_publishes():
+    postings, _ = random_index(500, seed=4)
+    hashes, rows, counts = postings.entries()
+    keep = np.ones(500, dtype=bool)
+    keep[::7] = False  # documents archived
+    new_row = np.cumsum(keep) - 1
+    survivors = keep[rows]
+    more, _ = random_index(50, seed=5)
+    added_hashes, added_rows, added_counts = more.entries()
+
+    merged = Postings.merged(
+        (
+            hashes[survivors],
+            new_row[rows[survivors]].astype(np.int32),
+            counts[survivors],
+        ),
+        added_hashes,
+        added_rows + int(keep.sum()),
+        added_counts,
+    )
+
+    for term in range(len(merged.hashes)):
+        term_rows = merged.rows[merged.starts[term] : merged.starts[term + 1]]
+        assert np.all(np.diff(term_rows) > 0)
