@@ -286,21 +286,20 @@ def _shared_root() -> Path | None:
 
 
 def _fingerprint(knowledge_base_id: str) -> str:
-    """What the published chunks are, beside the version (a database restored from
-    a backup may give a version number again), and what made their terms and
-    vectors."""
+    """What is published, beside the version (a database restored from a backup
+    may give a version number again), and what made the chunks' terms and
+    vectors. Read from the documents, a twentieth of the chunk rows."""
     count, newest = (
-        Chunk.objects.filter(
-            knowledge_base_id=knowledge_base_id,
-            document__status=DocumentStatus.PUBLISHED,
+        Document.objects.filter(
+            knowledge_base_id=knowledge_base_id, status=DocumentStatus.PUBLISHED
         )
-        .aggregate(count=Count("id"), newest=Max("id"))
+        .aggregate(count=Count("id"), newest=Max("published_at"))
         .values()
     )
     embedder = get_embedder()
-    made_by = f"{embedder.name}-{embedder.dimension}-{TOKENIZER}"
+    made_by = f"{embedder.name}-{embedder.dimension}-{TOKENIZER}-{newest}"
     digest = hashlib.blake2b(made_by.encode(), digest_size=6).hexdigest()
-    return f"{count}-{newest or 0}-{digest}"
+    return f"{count}-{digest}"
 
 
 def _shared(

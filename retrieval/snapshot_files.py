@@ -77,11 +77,23 @@ def load(root: Path, knowledge_base_id: str, name: str) -> dict | None:
         }
     except (OSError, ValueError):
         return None
-    raw = arrays.pop("document_ids")
-    arrays["document_ids"] = np.array(
-        [uuid.UUID(bytes=bytes(row)) for row in raw], dtype=object
-    )
+    arrays["document_ids"] = _uuids(arrays.pop("document_ids"))
     return {**meta, **arrays}
+
+
+def _uuids(raw: np.ndarray) -> np.ndarray:
+    """UUID objects of 16-byte rows. A document's chunks are adjacent rows, so
+    each run of equal rows shares one object (a million chunks are a few ten
+    thousand documents)."""
+    raw = np.asarray(raw)
+    if not len(raw):
+        return np.zeros(0, dtype=object)
+    starts = np.flatnonzero(
+        np.concatenate(([True], np.any(raw[1:] != raw[:-1], axis=1)))
+    )
+    objects = np.empty(len(starts), dtype=object)
+    objects[:] = [uuid.UUID(bytes=raw[start].tobytes()) for start in starts]
+    return np.repeat(objects, np.diff(np.append(starts, len(raw))))
 
 
 def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 from usearch.index import Index
 
-CONNECTIVITY = 16
-EXPANSION_SEARCH = 1024
+CONNECTIVITY = 32
+EXPANSION_SEARCH = 2048
 REBUILD_SHARE = 0.1
 BUILD_THREADS = 2
 FILE_PREFIX = "ann-"
