@@ -13,7 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from config.errors import DomainError
+from core.errors import DomainError
 from ingestion.models import IngestionTask
 from ingestion.progress import failure_html, progress_html
 from retrieval import changes

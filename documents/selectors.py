@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
-from config.errors import NotFound, PermissionDenied
+from core.errors import NotFound, PermissionDenied
 
 from .models import Document, DocumentStatus, KnowledgeBase, Membership, Role
 

@@ -6,7 +6,7 @@ class RetrievalConfig(AppConfig):
     verbose_name = "Retrieval"
 
     def ready(self) -> None:
-        from config import readiness
+        from core import readiness
 
         from . import checks  # noqa: F401 (registers the system checks)
         from .warmup import search_check

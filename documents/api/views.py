@@ -17,10 +17,10 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config import readiness
-from config.errors import PreconditionRequired, ValidationFailed
-from config.openapi import error_responses
-from config.pagination import StandardPagination
+from core import readiness
+from core.errors import PreconditionRequired, ValidationFailed
+from core.openapi import error_responses
+from core.pagination import StandardPagination
 from documents import selectors, services
 from documents.downloads import original_file_response
 from documents.uploads import FileTooLarge

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from config.arguments import positive_int
+from core.arguments import positive_int
 from retrieval.answers.providers import provider_names
 from retrieval.evaluation.answer_quality import AnswerEvaluator
 from retrieval.evaluation.datasets import FORMATS, DatasetError, load_dataset

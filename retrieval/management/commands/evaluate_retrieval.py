@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.arguments import positive_int
+from core.arguments import positive_int
 from retrieval.evaluation.datasets import FORMATS, DatasetError, load_dataset
 from retrieval.evaluation.scratch import EvaluationError
 from retrieval.evaluation.search_quality import Evaluator
