@@ -61,6 +61,8 @@ INSTALLED_APPS = [
     "documents",
     "ingestion",
     "retrieval",
+    # Above the apps: what combines them (docs/architecture.md, Layers).
+    "review",
 ]
 
 MIDDLEWARE = [
