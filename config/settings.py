@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "retrieval",
     # Above the apps: what combines them (docs/architecture.md, Layers).
     "review",
+    "workbench",
 ]
 
 MIDDLEWARE = [
