@@ -68,9 +68,11 @@ bench-quick: venv
 	$(PY) bench/ingestion_throughput.py --quick --workers 1
 	$(PY) bench/query_latency.py --quick
 
+# ruff, and the import contracts of pyproject.toml (docs/architecture.md, Layers).
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: venv
 	$(VENV)/bin/ruff format .
