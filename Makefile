@@ -74,9 +74,11 @@ bench-quick: venv
 bench-million: venv
 	$(PY) bench/million_chunks.py
 
+# ruff, and the import contracts of pyproject.toml (docs/architecture.md, Layers).
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: venv
 	$(VENV)/bin/ruff format .

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 
-from config.errors import TooManyRequests
+from core.errors import TooManyRequests
 
 
 class AccountLocked(TooManyRequests):

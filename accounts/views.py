@@ -8,7 +8,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 
-from config.errors import TooManyRequests
+from core.errors import TooManyRequests
 
 from .client_address import client_address
 from .login_attempts import login_attempt_begin

@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from retrieval.passage_diff import Passage, diff_passages
 
-DEMO = REPO / "documents" / "demo"
+DEMO = REPO / "workbench" / "demo"
 PASSAGES = 5000
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 

@@ -26,7 +26,7 @@ import opencc
 
 from ingestion.formats.encoding import decode_text
 
-DEMO = REPO / "documents" / "demo"
+DEMO = REPO / "workbench" / "demo"
 JAPANESE = (
     "従業員は毎年、二十五日の年次有給休暇を取得できます。申請は二週間前までに上長へ"
     "提出してください。病気休暇には医師の診断書が必要です。出張旅費は規程に従って"

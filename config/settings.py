@@ -61,11 +61,14 @@ INSTALLED_APPS = [
     "documents",
     "ingestion",
     "retrieval",
+    # Above the apps: what combines them (docs/architecture.md, Layers).
+    "review",
+    "workbench",
 ]
 
 MIDDLEWARE = [
     # First: it refuses from the headers, before anything reads the body.
-    "config.middleware.RequestBodyGuardMiddleware",
+    "core.middleware.RequestBodyGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The admin's CSS and JavaScript with DEBUG off, from STATIC_ROOT
     # (`manage.py collectstatic`), without a separate web server.
@@ -251,25 +254,25 @@ THROTTLE_UPLOAD = _rate("THROTTLE_UPLOAD", "300/hour")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "config.authentication.BearerOrTokenAuthentication",
+        "core.authentication.BearerOrTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.StandardPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.StandardPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.api_errors.api_exception_handler",
     # DRF's throttles read the client address by the same rule as the login ones
     # (its default, None, would believe any X-Forwarded-For).
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     # Views name their budget with `throttle_scope`; views without one are free.
-    "DEFAULT_THROTTLE_CLASSES": ["config.throttling.UserScopedRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.throttling.UserScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "search": THROTTLE_SEARCH,
         "chat": THROTTLE_CHAT,
         "upload": THROTTLE_UPLOAD,
     },
     "DEFAULT_PARSER_CLASSES": [
-        "config.parsers.JSONParser",
+        "core.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -300,7 +303,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-        "json": {"()": "config.logging.JSONFormatter"},
+        "json": {"()": "core.logging.JSONFormatter"},
     },
     "handlers": {
         "console": {

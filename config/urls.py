@@ -5,8 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from accounts.views import admin_login
 from config.metrics import metrics_view
 
-handler404 = "config.api_errors.not_found_view"
-handler500 = "config.api_errors.server_error_view"
+handler404 = "core.api_errors.not_found_view"
+handler500 = "core.api_errors.server_error_view"
 
 urlpatterns = [
     # Before the admin's own URLs: its login page behind the login throttles.

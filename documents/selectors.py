@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
-from config.errors import NotFound, PermissionDenied
+from core.errors import NotFound, PermissionDenied
 
 from .models import Document, DocumentStatus, KnowledgeBase, Membership, Role
 
@@ -89,34 +89,3 @@ def member_document(user, document_id) -> Document:
     if document is None:
         raise NotFound("Document not found.")
     return document
-
-
-def review_queue(user, *, limit: int = 50) -> list[Document]:
-    """Documents waiting for this reviewer, oldest first, with chunks and last task.
-
-    Superusers see every knowledge base; others only those where they review.
-    """
-    from ingestion.models import IngestionTask
-
-    if not user.is_authenticated:
-        return []
-    documents = Document.objects.filter(status=DocumentStatus.REVIEW_PENDING)
-    if not user.is_superuser:
-        documents = documents.filter(
-            knowledge_base_id__in=knowledge_base_ids_for(
-                user, minimum_role=Role.REVIEWER
-            )
-        )
-    latest = IngestionTask.objects.filter(document=OuterRef("pk")).order_by(
-        "-created_at"
-    )
-    documents = (
-        documents.select_related("knowledge_base")
-        .annotate(
-            chunk_count=Count("chunks"),
-            latest_task_id=Subquery(latest.values("pk")[:1]),
-            latest_task_status=Subquery(latest.values("status")[:1]),
-        )
-        .order_by("updated_at", "created_at")
-    )
-    return list(documents[:limit])

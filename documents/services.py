@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from config.errors import Conflict, SeparationOfDuties, ValidationFailed
+from core.errors import Conflict, SeparationOfDuties, ValidationFailed
 
 from .models import Document, DocumentStatus, KnowledgeBase, Role
 from .selectors import member_document, require_role

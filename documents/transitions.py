@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from django.db.models import F, QuerySet
 
-from config.errors import InvalidTransition, NotFound, StaleVersion
-from config.statemachine import Transition, apply_conditional_update, table
+from core.errors import InvalidTransition, NotFound, StaleVersion
+from core.statemachine import Transition, apply_conditional_update, table
 
 from .models import Document, DocumentStatus
 

@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 
 import olefile
 
-from config.errors import DomainError
+from core.errors import DomainError
 
 TEXT_KINDS = {"markdown", "html", "text"}
 

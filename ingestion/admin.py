@@ -9,7 +9,7 @@ from django.http import JsonResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from config.errors import DomainError
+from core.errors import DomainError
 from documents.admin import MemberKnowledgeBaseFilter, MemberScopedAdmin
 
 from . import services

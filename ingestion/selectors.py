@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Min, QuerySet
 from django.utils import timezone
 
-from config.errors import NotFound
+from core.errors import NotFound
 from documents.selectors import knowledge_base_ids_for
 
 from .models import IngestionTask, OutboxEvent, TaskStatus

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Exists, F, Max, OuterRef
 from django.utils import timezone
 
-from config.errors import InvalidTransition
+from core.errors import InvalidTransition
 from documents.models import Document, Role
 from documents.selectors import member_document, require_role
 from documents.transitions import transition_document, transition_documents

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from config.errors import InvalidTransition, NotFound
-from config.statemachine import Transition, apply_conditional_update, table
+from core.errors import InvalidTransition, NotFound
+from core.statemachine import Transition, apply_conditional_update, table
 
 from .models import IngestionTask, TaskStatus
 

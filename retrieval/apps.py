@@ -1,13 +1,13 @@
 from django.apps import AppConfig
 
+from core import readiness
+
 
 class RetrievalConfig(AppConfig):
     name = "retrieval"
     verbose_name = "Retrieval"
 
     def ready(self) -> None:
-        from config import readiness
-
         from . import checks  # noqa: F401 (registers the system checks)
         from .warmup import search_check
 

@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from config.errors import NotFound, ValidationFailed
+from core.errors import NotFound, ValidationFailed
 
 from . import selectors
 from .answers import chat

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from http import HTTPStatus
 
-from config.errors import DomainError
+from core.errors import DomainError
 
 
 class ProviderUnavailable(DomainError):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from django.conf import settings
 
-from config.errors import NotFound, ValidationFailed
+from core.errors import NotFound, ValidationFailed
 from documents.selectors import knowledge_base_ids_for
 
 from .embeddings import get_embedder

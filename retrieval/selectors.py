@@ -10,7 +10,7 @@ import uuid
 
 from django.db.models import Count, Prefetch, QuerySet
 
-from config.errors import NotFound
+from core.errors import NotFound
 
 from .models import Conversation, ConversationTurn
 

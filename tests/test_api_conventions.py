@@ -121,7 +121,7 @@ def test_readiness_checks_database_migrations_and_storage(api_client):
 
 
 def test_readiness_reports_ocr_without_failing_on_it(api_client, settings, monkeypatch):
-    monkeypatch.setattr("documents.api.views.engine_installed", lambda: False)
+    monkeypatch.setattr("ingestion.health.engine_installed", lambda: False)
     missing = api_client.get("/api/health/ready")
     settings.OCR_ENABLED = False
     disabled = api_client.get("/api/health/ready")

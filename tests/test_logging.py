@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from config.logging import JSONFormatter
+from core.logging import JSONFormatter
 from tests.factories import IngestionTaskFactory
 
 

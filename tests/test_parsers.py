@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from config.parsers import nesting_deeper_than
+from core.parsers import nesting_deeper_than
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.authentication import BearerOrTokenAuthentication
-from config.openapi import error_responses
+from core.authentication import BearerOrTokenAuthentication
+from core.openapi import error_responses
 
 from .. import services
 from ..client_address import client_address

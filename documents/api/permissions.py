@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from config.errors import PermissionDenied
+from core.errors import PermissionDenied
 from documents import selectors
 from documents.models import Role
 

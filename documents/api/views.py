@@ -17,14 +17,13 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config import readiness
-from config.errors import PreconditionRequired, ValidationFailed
-from config.openapi import error_responses
-from config.pagination import StandardPagination
+from core import readiness
+from core.errors import PreconditionRequired, ValidationFailed
+from core.openapi import error_responses
+from core.pagination import StandardPagination
 from documents import selectors, services
 from documents.downloads import original_file_response
 from documents.uploads import FileTooLarge
-from ingestion.ocr.engine import engine_installed
 
 from .permissions import MayUpload
 from .serializers import (
@@ -96,18 +95,6 @@ def _storage_check() -> str:
     return "ok"
 
 
-OCR_HINT = (
-    "Scanned PDFs and images fail with ocr_unavailable: install the OCR engine "
-    "(pip install -r requirements.txt: rapidocr, onnxruntime) or set OCR_ENABLED=false."
-)
-
-
-def _ocr_check() -> str:
-    if not settings.OCR_ENABLED:
-        return "disabled"
-    return "ok" if engine_installed() else "unavailable"
-
-
 class _OpenView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
@@ -148,15 +135,16 @@ def _dependency_checks() -> dict[str, str]:
 def _readiness(dependencies: dict[str, str]) -> tuple[dict, int]:
     """The dependencies' checks (reused a while), and the process's own, which
     cost nothing (a search warm-up under way)."""
-    checks = {**dependencies, **readiness.registered_checks()}
+    checks = {**dependencies, **readiness.required_checks()}
     ready = all(value in readiness.READY_STATES for value in checks.values())
     warming = readiness.WARMING in checks.values()
-    # Reported, not required: only workers read scans, and text still works.
-    checks["ocr"] = _ocr_check()
+    # Reported, not required (OCR: only workers read scans, and text still works).
+    checks.update(readiness.reported_checks())
     state = "ready" if ready else "warming" if warming else "not_ready"
     body = {"status": state, "checks": checks}
-    if checks["ocr"] == "unavailable":
-        body["hints"] = {"ocr": OCR_HINT}
+    hints = readiness.hints_for(checks)
+    if hints:
+        body["hints"] = hints
     return body, status.HTTP_200_OK if ready else 503
 
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from config.errors import ValidationFailed
+from core.errors import ValidationFailed
 
 from .. import search
 from ..errors import ProviderUnavailable

@@ -23,9 +23,9 @@ from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
-from config.errors import DomainError
-from config.openapi import error_responses
-from config.throttling import Slot, SlotHeldStream, Slots
+from core.errors import DomainError
+from core.openapi import error_responses
+from core.throttling import Slot, SlotHeldStream, Slots
 from retrieval import conversations
 from retrieval.answers import chat as answers
 from retrieval.errors import TooManyStreams

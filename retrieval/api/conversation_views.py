@@ -7,8 +7,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.openapi import error_responses
-from config.pagination import StandardPagination
+from core.openapi import error_responses
+from core.pagination import StandardPagination
 from retrieval import conversations, selectors
 
 from .conversation_serializers import (

@@ -6,9 +6,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import PermissionDenied
-from config.openapi import error_responses
-from config.pagination import StandardPagination
+from core.errors import PermissionDenied
+from core.openapi import error_responses
+from core.pagination import StandardPagination
 from documents import selectors as document_selectors
 from documents.models import Role
 from retrieval import changes, search

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from config.errors import InvalidTransition, NotFound, StaleVersion
+from core.errors import InvalidTransition, NotFound, StaleVersion
 from documents.models import Document, DocumentStatus
 from documents.transitions import DOCUMENT_TRANSITIONS, transition_document
 from tests.factories import DocumentFactory

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from config.errors import InvalidTransition
+from core.errors import InvalidTransition
 from ingestion.models import TaskStatus
 from ingestion.transitions import TASK_TRANSITIONS, transition_task
 from tests.factories import IngestionTaskFactory

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from documents.models import Document, KnowledgeBase
-from retrieval.evaluation.answer_quality import COLUMNS
-from retrieval.evaluation.matching import answer_hit, holds
 from retrieval.models import Chunk
+from workbench.evaluation.answer_quality import COLUMNS
+from workbench.evaluation.matching import answer_hit, holds
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 
 from documents.models import Document, KnowledgeBase
 from ingestion.models import IngestionTask, OutboxEvent
-from retrieval.evaluation.search_quality import COLUMNS
 from retrieval.models import Chunk
+from workbench.evaluation.search_quality import COLUMNS
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from config.throttling import SlotHeldStream, Slots
+from core.throttling import SlotHeldStream, Slots
 from documents.models import Role
 from documents.services import document_publish
 from ingestion.services import document_submit

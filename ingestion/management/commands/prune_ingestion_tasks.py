@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand
 
-from config.arguments import positive_float
+from core.arguments import positive_float
 from ingestion.services import ingestion_history_prune
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from config.arguments import positive_float, positive_int
+from core.arguments import positive_float, positive_int
 from ingestion.outbox import Relay
 
 

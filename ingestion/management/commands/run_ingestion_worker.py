@@ -7,7 +7,7 @@ import uuid
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from config.arguments import positive_float, positive_int
+from core.arguments import positive_float, positive_int
 from ingestion.models import IngestionTask
 from ingestion.pipeline import check_parsers
 from ingestion.sandbox import SandboxError

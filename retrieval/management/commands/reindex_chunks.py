@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.arguments import positive_int
+from core.arguments import positive_int
 from documents.models import KnowledgeBase
 from retrieval.errors import ProviderUnavailable
 from retrieval.services import (

@@ -6,11 +6,11 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from config.arguments import positive_int
+from core.arguments import positive_int
 from retrieval.answers.providers import provider_names
-from retrieval.evaluation.answer_quality import AnswerEvaluator
-from retrieval.evaluation.datasets import FORMATS, DatasetError, load_dataset
-from retrieval.evaluation.scratch import EvaluationError
+from workbench.evaluation.answer_quality import AnswerEvaluator
+from workbench.evaluation.datasets import FORMATS, DatasetError, load_dataset
+from workbench.evaluation.scratch import EvaluationError
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 # Attributes every LogRecord has; anything else came from `extra=`.
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 _PAIR = re.compile(r"(?<![\w=])([a-z_]+)=([^\s=]+)")
-_OWN_LOGGERS = ("config", "documents", "ingestion", "retrieval")
+_OWN_LOGGERS = ("config", "core", "documents", "ingestion", "retrieval")
 
 
 class JSONFormatter(logging.Formatter):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from config.api_errors import error_body
+from core.api_errors import error_body
 
 _DIGITS = frozenset("0123456789")
 

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from documents.demo import DemoSeeder
+from workbench.demo import DemoSeeder
 
 
 class Command(BaseCommand):

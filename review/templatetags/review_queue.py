@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import template
 
-from documents import selectors
 from retrieval import changes
+from review import selectors
 
 register = template.Library()
 

@@ -5,11 +5,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.arguments import positive_int
-from retrieval.evaluation.datasets import FORMATS, DatasetError, load_dataset
-from retrieval.evaluation.scratch import EvaluationError
-from retrieval.evaluation.search_quality import Evaluator
+from core.arguments import positive_int
 from retrieval.search import PROFILES
+from workbench.evaluation.datasets import FORMATS, DatasetError, load_dataset
+from workbench.evaluation.scratch import EvaluationError
+from workbench.evaluation.search_quality import Evaluator
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """Domain errors: refusals with a stable `error_code` and the HTTP status they map to.
 
-Services raise them; `config/api_errors.py` turns them (and DRF's own exceptions)
+Services raise them; `core/api_errors.py` turns them (and DRF's own exceptions)
 into the one error shape of the API. This module imports nothing heavy, so the
 worker, which never answers HTTP, does not load DRF.
 """

@@ -37,7 +37,7 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
 class BearerOrTokenScheme(OpenApiAuthenticationExtension):
     """Our token authentication (`Token <t>` works too) as the schema shows it."""
 
-    target_class = "config.authentication.BearerOrTokenAuthentication"
+    target_class = "core.authentication.BearerOrTokenAuthentication"
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema):

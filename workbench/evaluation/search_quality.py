@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 import bm25s
 
-from .. import search
-from ..index import snapshot_cache
-from ..tokens import segmenter
+from retrieval import search
+from retrieval.index import snapshot_cache
+from retrieval.tokens import segmenter
+
 from .datasets import Dataset
 from .report import text_table
 from .scratch import ScratchKnowledgeBase

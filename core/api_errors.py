@@ -1,6 +1,6 @@
 """One error shape for the whole API: `{"error_code": "...", "detail": "..."}`.
 
-Domain code raises `config.errors.DomainError` subclasses; DRF's own exceptions are
+Domain code raises `core.errors.DomainError` subclasses; DRF's own exceptions are
 mapped to stable codes here. Nothing else in the code base builds error responses.
 """
 
@@ -23,7 +23,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from config.errors import DomainError
+from core.errors import DomainError
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import IO
 
-from ..answers.chat import chat_answer
-from ..answers.providers import get_chat_provider
+from retrieval.answers.chat import chat_answer
+from retrieval.answers.providers import get_chat_provider
+
 from .datasets import Dataset, EvalQuestion
 from .matching import answer_hit
 from .report import text_table

@@ -10,8 +10,10 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 
-from . import services
-from .models import Document, DocumentStatus, KnowledgeBase, Membership, Role
+from documents import services
+from documents.models import Document, DocumentStatus, KnowledgeBase, Membership, Role
+from ingestion.services import document_submit
+from ingestion.worker import Worker
 
 DEMO_FILES = Path(__file__).resolve().parent / "demo"
 
@@ -103,9 +105,6 @@ class DemoSeeder:
         return documents
 
     def publish(self, document: Document, *, editor, reviewer) -> Document:
-        from ingestion.services import document_submit
-        from ingestion.worker import Worker
-
         if document.status == DocumentStatus.DRAFT:
             task = document_submit(user=editor, document_id=document.pk)
             Worker(worker_id="seed-demo", write=lambda line: None).run(task.pk)

@@ -2,7 +2,7 @@
 
 - `UserScopedRateThrottle`: requests per period, by the view's `throttle_scope`
   (`REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`); DRF answers `429` with
-  `Retry-After`, and `config.api_errors` gives it the code `throttled`.
+  `Retry-After`, and `core.api_errors` gives it the code `throttled`.
 - `Slots`: at most N of something at once per owner (open chat streams). Each
   slot is its own cache key taken with `cache.add`, atomic on every cache backend
   (a counter's `incr` is not, on the database cache), and it expires on its own:

@@ -16,9 +16,9 @@ from documents.services import document_publish, document_upload
 from ingestion.models import IngestionTask, OutboxEvent, TaskStatus
 from ingestion.services import document_submit
 from ingestion.worker import Worker
+from retrieval.index import snapshot_cache
+from retrieval.models import Chunk
 
-from ..index import snapshot_cache
-from ..models import Chunk
 from .datasets import EvalPassage
 
 
