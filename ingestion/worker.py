@@ -15,7 +15,7 @@ to `queued` at the pipeline's next checkpoint, uncharged.
 
 Claiming is a conditional UPDATE whose row count decides who won. A worker without
 competition reads and claims the first task in claim order: the earliest turn (each
-submitter's tasks take turns with everyone else's, `services._next_turn`), oldest
+submitter's tasks take turns with everyone else's, `enqueue.next_turn`), oldest
 first within it. After a miss its candidate list is stale, so it reads the queue
 again, and for its next claims it picks one task at random among the first
 2 x `INGESTION_CLAIM_WINDOW` in that order: eight workers then rarely aim at the
@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from . import counters, services
+from . import claims, counters
+from .claims import TaskClaim, TaskLost
 from .models import ErrorCode
 from .outage import (
     CONNECTION_ERRORS,
@@ -44,7 +45,6 @@ from .outage import (
     refresh_connections,
 )
 from .pipeline import IngestionFailure, IngestionPipeline, start_parsers, warm_parser
-from .services import TaskClaim, TaskLost
 from .wakeups import PollWaiter, Waiter
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class Heartbeat:
         try:
             while not self._stop.wait(self.interval):
                 try:
-                    held = services.ingestion_task_renew_lease(self.claim)
+                    held = claims.ingestion_task_renew_lease(self.claim)
                 except DatabaseError as error:
                     logger.warning(
                         "lease renewal failed task=%s (%s)",
@@ -222,8 +222,8 @@ class Worker:
             logger.warning("could not record claim counters worker=%s", self.worker_id)
 
     def _run_one(self, task_id) -> None:
-        services.ingestion_tasks_reclaim_expired()
-        claim = services.ingestion_task_claim(task_id, worker_id=self.worker_id)
+        claims.ingestion_tasks_reclaim_expired()
+        claim = claims.ingestion_task_claim(task_id, worker_id=self.worker_id)
         if claim is None:
             self.stats.missed += 1
             self.write(f"claim missed task={task_id} worker={self.worker_id}")
@@ -233,7 +233,7 @@ class Worker:
     def _run_queue(self) -> None:
         # Parsers get ready beside the first claim; a one-shot worker with an empty
         # queue (cron, most runs) does not start them at all.
-        if self.loop or services.claimable_tasks(1):
+        if self.loop or claims.claimable_tasks(1):
             warm_parser()
         if self.loop:
             self.waiter.ready()
@@ -285,7 +285,7 @@ class Worker:
         # poll interval, not before every claim (it would double the claim's cost).
         now = time.monotonic()
         if now >= self._reclaim_due:
-            services.ingestion_tasks_reclaim_expired()
+            claims.ingestion_tasks_reclaim_expired()
             self._reclaim_due = now + self.poll_interval
         while True:
             candidates = []
@@ -293,13 +293,13 @@ class Worker:
                 self._spread_remaining -= 1
                 # One row read, at a random place among the next few: past the end
                 # of a short queue it finds nothing, and the first is read instead.
-                candidates = services.claimable_tasks(
+                candidates = claims.claimable_tasks(
                     1, offset=self._rng.randrange(settings.INGESTION_CLAIM_WINDOW * 2)
                 )
-            candidates = candidates or services.claimable_tasks(1)
+            candidates = candidates or claims.claimable_tasks(1)
             if not candidates:
                 return None
-            claim = services.ingestion_task_claim_candidate(
+            claim = claims.ingestion_task_claim_candidate(
                 candidates[0], worker_id=self.worker_id
             )
             if claim is not None:
@@ -384,7 +384,7 @@ class Worker:
 
     def _fail(self, claim: TaskClaim, error_code: str, detail: str) -> str:
         try:
-            status = services.ingestion_task_report_failure(
+            status = claims.ingestion_task_report_failure(
                 claim, error_code=error_code, detail=detail
             )
         except CONNECTION_ERRORS as error:
@@ -410,7 +410,7 @@ class Worker:
 
     def _release(self, claim: TaskClaim) -> str:
         try:
-            released = services.ingestion_task_release(claim)
+            released = claims.ingestion_task_release(claim)
         except CONNECTION_ERRORS as error:
             return self._lost(claim, f"(could not release: {type(error).__name__})")
         if not released:
