@@ -28,6 +28,7 @@ from documents.transitions import transition_document, transition_documents
 from retrieval.services import chunks_discard, chunks_replace
 
 from . import counters
+from .backoff import capped_exponential
 from .enqueue import announce_queued, next_turn
 from .models import (
     CLAIM_ORDER,
@@ -292,22 +293,20 @@ def ingestion_task_report_failure(
     return None
 
 
-_jitter = random.Random()  # noqa: S311 - load spreading, not security
-
-
 def backoff_delay(attempt: int, *, rng: random.Random | None = None) -> float:
     """Seconds before run `attempt + 1`: exponential, capped, with jitter.
 
-    `min(cap, base * factor ** (attempt - 1))` times a random factor in [0.5, 1):
-    retries of tasks that failed together (a provider outage) spread out, and no
-    delay is shorter than half its step.
+    A random factor in [0.5, 1): retries of tasks that failed together (a provider
+    outage) spread out, and no delay is shorter than half its step.
     """
-    step = min(
-        settings.INGESTION_BACKOFF_CAP_SECONDS,
-        settings.INGESTION_BACKOFF_BASE_SECONDS
-        * settings.INGESTION_BACKOFF_FACTOR ** max(attempt - 1, 0),
+    return capped_exponential(
+        attempt,
+        base=settings.INGESTION_BACKOFF_BASE_SECONDS,
+        cap=settings.INGESTION_BACKOFF_CAP_SECONDS,
+        factor=settings.INGESTION_BACKOFF_FACTOR,
+        jitter=0.5,
+        rng=rng,
     )
-    return step * (rng or _jitter).uniform(0.5, 1.0)
 
 
 def ingestion_task_backoff(
