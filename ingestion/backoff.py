@@ -20,7 +20,10 @@ def capped_exponential(
     factor in [1 - j, 1), so that callers that failed together spread out and no
     delay is shorter than (1 - j) of its step.
     """
-    step = min(cap, base * factor ** max(attempt - 1, 0))
+    try:
+        step = min(cap, base * factor ** max(attempt - 1, 0))
+    except OverflowError:  # past 2 ** 1023: the cap was reached long before
+        step = cap
     if not jitter:
         return step
     return step * (rng or _rng).uniform(1.0 - jitter, 1.0)

@@ -35,3 +35,10 @@ def test_without_jitter_no_random_number_is_drawn():
             raise AssertionError("drew a random number")
 
     assert capped_exponential(2, base=1, cap=5, rng=NoDraws()) == 2
+
+
+@pytest.mark.parametrize("factor", [2, 2.0])
+def test_a_very_long_streak_stays_at_the_cap(factor):
+    # An outage of hours or an event failing for days: past 1024 failures the
+    # step no longer fits a float.
+    assert capped_exponential(5000, base=1.0, cap=30.0, factor=factor) == 30.0
