@@ -31,13 +31,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import DatabaseError, connection
 
 from . import claims, counters
 from .claims import TaskClaim, TaskLost
-from .models import ErrorCode
+from .models import ErrorCode, TaskStatus
 from .outage import (
     CONNECTION_ERRORS,
     DatabaseOutage,
@@ -57,6 +58,19 @@ class ReleaseRequested(Exception):
     """Shutdown: give the current task back instead of finishing it."""
 
 
+class Outcome(StrEnum):
+    """How one claimed task ended for this worker (logged as `outcome=`)."""
+
+    SUCCEEDED = "succeeded"
+    RETRY_WAIT = "retry_wait"
+    """A transient failure: the task waits for its next attempt."""
+    FAILED = "failed"
+    RELEASED = "released"
+    """Shutdown: back in the queue, no attempt charged."""
+    LOST = "lost"
+    """Cancelled or taken over; nothing of this run kept."""
+
+
 @dataclass
 class WorkerStats:
     claimed: int = 0
@@ -66,7 +80,7 @@ class WorkerStats:
     retried: int = 0
     released: int = 0
     lost: int = 0
-    outcomes: dict[str, str] = field(default_factory=dict)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
 
 
 class Heartbeat:
@@ -311,7 +325,7 @@ class Worker:
 
     # --- executing -------------------------------------------------------------
 
-    def execute(self, claim: TaskClaim) -> str:
+    def execute(self, claim: TaskClaim) -> Outcome:
         self.stats.claimed += 1
         self.write(
             f"claimed task={claim.task_id} worker={self.worker_id} "
@@ -343,7 +357,7 @@ class Worker:
         if self._release_at is not None and time.monotonic() >= self._release_at:
             raise ReleaseRequested
 
-    def _run_pipeline(self, claim: TaskClaim, lost: threading.Event) -> str:
+    def _run_pipeline(self, claim: TaskClaim, lost: threading.Event) -> Outcome:
         pipeline = IngestionPipeline(
             claim,
             on_progress=self._print_progress,
@@ -380,9 +394,9 @@ class Worker:
             f"succeeded task={claim.task_id} worker={self.worker_id} "
             f"chunks={chunk_count}"
         )
-        return "succeeded"
+        return Outcome.SUCCEEDED
 
-    def _fail(self, claim: TaskClaim, error_code: str, detail: str) -> str:
+    def _fail(self, claim: TaskClaim, error_code: str, detail: str) -> Outcome:
         try:
             status = claims.ingestion_task_report_failure(
                 claim, error_code=error_code, detail=detail
@@ -394,21 +408,21 @@ class Worker:
             )
         if status is None:
             return self._lost(claim, "")
-        if status == "retry_wait":
+        if status == TaskStatus.RETRY_WAIT:
             self.stats.retried += 1
             self.write(
                 f"retry task={claim.task_id} worker={self.worker_id} "
                 f"error_code={error_code} attempt={claim.attempt}"
             )
-            return "retry_wait"
+            return Outcome.RETRY_WAIT
         self.stats.failed += 1
         self.write(
             f"failed task={claim.task_id} worker={self.worker_id} "
             f"error_code={error_code}"
         )
-        return "failed"
+        return Outcome.FAILED
 
-    def _release(self, claim: TaskClaim) -> str:
+    def _release(self, claim: TaskClaim) -> Outcome:
         try:
             released = claims.ingestion_task_release(claim)
         except CONNECTION_ERRORS as error:
@@ -420,12 +434,12 @@ class Worker:
             f"released task={claim.task_id} worker={self.worker_id} "
             "(shutdown; back in the queue, no attempt charged)"
         )
-        return "released"
+        return Outcome.RELEASED
 
-    def _lost(self, claim: TaskClaim, why: str) -> str:
+    def _lost(self, claim: TaskClaim, why: str) -> Outcome:
         self.stats.lost += 1
         self.write(f"lost task={claim.task_id} worker={self.worker_id} {why}".rstrip())
-        return "lost"
+        return Outcome.LOST
 
     def _print_progress(self, stage: str, completed: int, total: int) -> None:
         self.write(f"stage={stage} {completed}/{total}")

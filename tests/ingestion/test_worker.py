@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import logging
 
 import pytest
 from django.core.files.storage import default_storage
@@ -578,6 +579,33 @@ class TestClaiming:
         assert [record.getMessage() for record in caplog.records] == [
             "parser processes could not start worker=w (EOFError)"
         ]
+
+
+class TestOutcomes:
+    def test_outcomes_are_kept_and_logged_by_their_plain_names(
+        self, knowledge_base, submit, run_worker, caplog
+    ):
+        done = submit(markdown_document(knowledge_base))
+        empty = submit(
+            markdown_document(
+                knowledge_base,
+                content=b"<html><script>only()</script></html>",
+                filename="empty.html",
+                content_type="text/html",
+            )
+        )
+
+        with caplog.at_level(logging.INFO, logger="ingestion.worker"):
+            stats, _ = run_worker()
+
+        assert stats.outcomes == {str(done.pk): "succeeded", str(empty.pk): "failed"}
+        finished = [r.getMessage() for r in caplog.records if "finished" in r.msg]
+        assert any(
+            f"task={done.pk} " in m and "outcome=succeeded " in m for m in finished
+        )
+        assert any(
+            f"task={empty.pk} " in m and "outcome=failed " in m for m in finished
+        )
 
 
 class TestCommand:
