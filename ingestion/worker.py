@@ -13,19 +13,14 @@ Stopping: the first SIGTERM/SIGINT stops claiming; the current task may finish
 within the grace period, after which (or at a second signal) it is released back
 to `queued` at the pipeline's next checkpoint, uncharged.
 
-Claiming is a conditional UPDATE whose row count decides who won. A worker without
-competition reads and claims the first task in claim order: the earliest turn (each
-submitter's tasks take turns with everyone else's, `enqueue.next_turn`), oldest
-first within it. After a miss its candidate list is stale, so it reads the queue
-again, and for its next claims it picks one task at random among the first
-2 x `INGESTION_CLAIM_WINDOW` in that order: eight workers then rarely aim at the
-same row (bench/claiming.py: under 0.1 wasted claims per success).
+Claiming is a conditional UPDATE whose row count decides who won (`claims.py`);
+which task a worker aims at is `spreading.py`'s policy, and the lease is kept alive
+by `heartbeat.py`.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import signal
 import threading
 import time
@@ -38,6 +33,7 @@ from django.db import DatabaseError, connection
 
 from . import claims, counters
 from .claims import TaskClaim, TaskLost
+from .heartbeat import heartbeat_for
 from .models import ErrorCode, TaskStatus
 from .outage import (
     CONNECTION_ERRORS,
@@ -46,11 +42,11 @@ from .outage import (
     refresh_connections,
 )
 from .pipeline import IngestionFailure, IngestionPipeline, start_parsers, warm_parser
+from .spreading import CandidatePicker
 from .wakeups import PollWaiter, Waiter
 
 logger = logging.getLogger(__name__)
 
-SPREAD_CLAIMS_AFTER_MISS = 500
 COUNTER_FLUSH_SECONDS = 5.0
 
 
@@ -83,65 +79,6 @@ class WorkerStats:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
 
-class Heartbeat:
-    """Renews one claim's lease every third of the lease, from its own thread.
-
-    Its own thread has its own database connection, so a renewal never waits for
-    the pipeline (a slow parse, a long transaction). A renewal that finds the task
-    gone sets `lost`, and the pipeline stops at its next checkpoint.
-    """
-
-    def __init__(self, claim: TaskClaim, *, interval: float) -> None:
-        self.claim = claim
-        self.interval = interval
-        self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"heartbeat-{claim.task_id}", daemon=True
-        )
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        self._thread.join(timeout=min(self.interval, 5))
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                try:
-                    held = claims.ingestion_task_renew_lease(self.claim)
-                except DatabaseError as error:
-                    logger.warning(
-                        "lease renewal failed task=%s (%s)",
-                        self.claim.task_id,
-                        type(error).__name__,
-                    )
-                    close_connection()
-                    continue
-                if not held:
-                    self.lost.set()
-                    return
-        finally:
-            close_connection()
-
-
-class _NoHeartbeat:
-    """Inside a caller's transaction (tests driving the worker) no other connection
-    can see the task, so there is nothing a heartbeat thread could renew."""
-
-    def __init__(self) -> None:
-        self.lost = threading.Event()
-
-    def __enter__(self) -> _NoHeartbeat:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        pass
-
-
 class Worker:
     def __init__(
         self,
@@ -172,11 +109,10 @@ class Worker:
         self.stats = WorkerStats()
         self.stopping = threading.Event()
         self._release_at: float | None = None
-        self._spread_remaining = 0
+        self.picker = CandidatePicker()
         self._reclaim_due = 0.0
         self._counters_due = 0.0
         self._flushed = {counters.CLAIMS: 0, counters.MISSED_CLAIMS: 0}
-        self._rng = random.Random()  # noqa: S311 - load spreading, not security
         self._parsers_failing = False
 
     # --- lifecycle -------------------------------------------------------------
@@ -295,33 +231,24 @@ class Worker:
     # --- claiming --------------------------------------------------------------
 
     def claim_next(self) -> TaskClaim | None:
-        # Take back expired leases before claiming; a busy worker does it once per
-        # poll interval, not before every claim (it would double the claim's cost).
+        self._reclaim_expired_if_due()
+        while (candidate := self.picker.next_candidate()) is not None:
+            claim = claims.ingestion_task_claim_candidate(
+                candidate, worker_id=self.worker_id
+            )
+            if claim is not None:
+                return claim
+            self.stats.missed += 1
+            self.picker.missed()
+        return None
+
+    def _reclaim_expired_if_due(self) -> None:
+        # Before claiming; a busy worker does it once per poll interval, not before
+        # every claim (it would double the claim's cost).
         now = time.monotonic()
         if now >= self._reclaim_due:
             claims.ingestion_tasks_reclaim_expired()
             self._reclaim_due = now + self.poll_interval
-        while True:
-            candidates = []
-            if self._spread_remaining > 0:
-                self._spread_remaining -= 1
-                # One row read, at a random place among the next few: past the end
-                # of a short queue it finds nothing, and the first is read instead.
-                candidates = claims.claimable_tasks(
-                    1, offset=self._rng.randrange(settings.INGESTION_CLAIM_WINDOW * 2)
-                )
-            candidates = candidates or claims.claimable_tasks(1)
-            if not candidates:
-                return None
-            claim = claims.ingestion_task_claim_candidate(
-                candidates[0], worker_id=self.worker_id
-            )
-            if claim is not None:
-                return claim
-            # A miss means the list is stale (others claimed meanwhile): read the
-            # queue again rather than trying more of it, and spread from now on.
-            self.stats.missed += 1
-            self._spread_remaining = SPREAD_CLAIMS_AFTER_MISS
 
     # --- executing -------------------------------------------------------------
 
@@ -332,12 +259,7 @@ class Worker:
             f"status=running attempt={claim.attempt}"
         )
         started = time.monotonic()
-        heartbeat = (
-            _NoHeartbeat()
-            if connection.in_atomic_block
-            else Heartbeat(claim, interval=settings.INGESTION_LEASE_SECONDS / 3)
-        )
-        with heartbeat:
+        with heartbeat_for(claim) as heartbeat:
             outcome = self._run_pipeline(claim, heartbeat.lost)
         self.stats.outcomes[str(claim.task_id)] = outcome
         self._flush_counters()
