@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run serve static test test-browser bench bench-quick lint format venv migrate clean
+.PHONY: run serve static test test-fast test-browser bench bench-quick lint format venv migrate clean
 
 venv: $(STAMP)
 
@@ -39,6 +39,11 @@ serve: migrate static
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The edit-run loop: everything but the tests marked slow (other Curator processes)
+# and the browser test. `make test` (CI) still runs them all.
+test-fast: venv
+	$(PY) -m pytest -m "not slow and not browser" $(PYTEST_ARGS)
 
 # The admin in headless Chromium (Debian's `chromium` at /usr/bin/chromium) with a
 # real worker; screenshots in var/screenshots/. `make test` leaves it out.

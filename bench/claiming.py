@@ -63,7 +63,7 @@ def drain(database_url: str, mechanism: str, name: str, ready, start, results) -
     from django.db.models import F
     from django.utils import timezone
 
-    from ingestion import services
+    from ingestion import claims
     from ingestion.models import IngestionTask
     from ingestion.worker import Worker
 
@@ -98,7 +98,7 @@ def drain(database_url: str, mechanism: str, name: str, ready, start, results) -
             claim = (
                 None
                 if task is None
-                else services.TaskClaim(
+                else claims.TaskClaim(
                     task_id=task["pk"],
                     document_id=task["document_id"],
                     worker_id=name,
@@ -108,7 +108,7 @@ def drain(database_url: str, mechanism: str, name: str, ready, start, results) -
             )
         if claim is None:
             break
-        services.ingestion_task_succeed(claim, chunks=[])
+        claims.ingestion_task_succeed(claim, chunks=[])
         done += 1
     connection.close()
     results.put((name, done, worker.stats.missed))

@@ -34,8 +34,11 @@ ACTIVE_STATUSES = (TaskStatus.QUEUED, TaskStatus.RUNNING, TaskStatus.RETRY_WAIT)
 FINISHED_STATUSES = (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELLED)
 
 # The order workers claim in: each submitter's turns, fairly interleaved (see
-# `services._next_turn`), then oldest first within a turn.
+# `enqueue.next_turn`), then oldest first within a turn.
 CLAIM_ORDER = ("turn", "available_at", "created_at")
+
+# The length of a task's error_detail and an event's last_error; longer texts are cut.
+ERROR_DETAIL_LIMIT = 500
 
 
 class TaskStage(models.TextChoices):
@@ -147,7 +150,9 @@ class IngestionTask(models.Model):
     attempt = models.PositiveIntegerField(default=0)
     # NULL, not "", is the API's "no error" and "no worker".
     error_code = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
-    error_detail = models.CharField(max_length=500, null=True, blank=True)  # noqa: DJ001
+    error_detail = models.CharField(  # noqa: DJ001
+        max_length=ERROR_DETAIL_LIMIT, null=True, blank=True
+    )
     worker_id = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     claim_token = models.UUIDField(null=True, blank=True, editable=False)
     available_at = models.DateTimeField(default=timezone.now)
@@ -203,7 +208,7 @@ class OutboxEvent(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     delivered_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
-    last_error = models.CharField(max_length=500, blank=True)
+    last_error = models.CharField(max_length=ERROR_DETAIL_LIMIT, blank=True)
 
     objects = OutboxEventQuerySet.as_manager()
 

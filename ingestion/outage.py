@@ -20,6 +20,8 @@ from django.db import (
     connection,
 )
 
+from .backoff import capped_exponential
+
 logger = logging.getLogger(__name__)
 
 # A lost or refused connection: the work itself may well succeed later.
@@ -57,7 +59,7 @@ class DatabaseOutage:
     def wait_after(self, error: Exception, stop: threading.Event) -> None:
         """Log the failure, drop the connection, sleep (or until `stop`)."""
         self.failures += 1
-        delay = min(self.cap, self.base * 2 ** (self.failures - 1))
+        delay = capped_exponential(self.failures, base=self.base, cap=self.cap)
         logger.warning(
             "database unavailable %s (%s); retrying in %.1f s",
             self.name,

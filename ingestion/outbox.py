@@ -28,7 +28,8 @@ from typing import Protocol
 from django.conf import settings
 from django.db import connection
 
-from . import services
+from . import deliveries
+from .backoff import capped_exponential
 from .models import OutboxEvent
 from .outage import CONNECTION_ERRORS, DatabaseOutage, refresh_connections
 from .wakeups import CHANNEL
@@ -163,12 +164,14 @@ class Relay:
                 continue
             failed += 1
             held_back.add(task_id)
-            services.outbox_event_record_failure(event_id=event.pk, error=error)
+            deliveries.outbox_event_record_failure(event_id=event.pk, error=error)
             base, cap = self.retry_delays
-            self._retry_at[event.pk] = now + min(cap, base * 2**event.attempts)
+            # `attempts` counts the failures before this one.
+            delay = capped_exponential(event.attempts + 1, base=base, cap=cap)
+            self._retry_at[event.pk] = now + delay
             logger.warning("outbox publish failed event=%s (%s)", event.pk, error)
         delivered = (
-            services.outbox_events_mark_delivered(event_ids=published)
+            deliveries.outbox_events_mark_delivered(event_ids=published)
             if published
             else 0
         )

@@ -1,6 +1,6 @@
 """One execution of the ingestion pipeline: download, parse, embed, index, finalize.
 
-The pipeline reports progress through `ingestion.services`, whose writes are all
+The pipeline reports progress through `ingestion.claims`, whose writes are all
 guarded by the claim; when one of them finds the task gone it raises `TaskLost`
 and the pipeline stops without touching anything else. Before each report, and
 while it waits for the parser, it calls `interrupt()`, through which the worker
@@ -28,7 +28,7 @@ from retrieval.embeddings import get_embedder
 from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
 
-from . import services
+from . import claims
 from .blocks import (
     FileTooLarge,
     OcrTimeout,
@@ -42,6 +42,7 @@ from .blocks import (
     check_chunk_count,
     check_text_length,
 )
+from .claims import TaskClaim, TaskLost
 from .models import ErrorCode, TaskStage
 from .sandbox import (
     Extracted,
@@ -53,7 +54,6 @@ from .sandbox import (
     parser_account,
     shared_sandbox,
 )
-from .services import TaskClaim, TaskLost
 
 logger = logging.getLogger(__name__)
 
@@ -236,7 +236,7 @@ class IngestionPipeline:
 
         # The chunks are written with the success, in one transaction.
         self.report(TaskStage.FINALIZING, len(chunks), len(chunks))
-        services.ingestion_task_succeed(
+        claims.ingestion_task_succeed(
             self.claim,
             chunks=rows,
             stage=TaskStage.FINALIZING,
@@ -268,7 +268,7 @@ class IngestionPipeline:
         if not force and now - self._last_progress_write < self.progress_interval:
             return
         stage, completed, total = self._pending_progress
-        services.ingestion_task_report_progress(
+        claims.ingestion_task_report_progress(
             self.claim,
             stage=stage,
             completed=completed,

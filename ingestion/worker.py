@@ -13,30 +13,28 @@ Stopping: the first SIGTERM/SIGINT stops claiming; the current task may finish
 within the grace period, after which (or at a second signal) it is released back
 to `queued` at the pipeline's next checkpoint, uncharged.
 
-Claiming is a conditional UPDATE whose row count decides who won. A worker without
-competition reads and claims the first task in claim order: the earliest turn (each
-submitter's tasks take turns with everyone else's, `services._next_turn`), oldest
-first within it. After a miss its candidate list is stale, so it reads the queue
-again, and for its next claims it picks one task at random among the first
-2 x `INGESTION_CLAIM_WINDOW` in that order: eight workers then rarely aim at the
-same row (bench/claiming.py: under 0.1 wasted claims per success).
+Claiming is a conditional UPDATE whose row count decides who won (`claims.py`);
+which task a worker aims at is `spreading.py`'s policy, and the lease is kept alive
+by `heartbeat.py`.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import signal
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from . import counters, services
-from .models import ErrorCode
+from . import claims, counters
+from .claims import TaskClaim, TaskLost
+from .heartbeat import heartbeat_for
+from .models import ErrorCode, TaskStatus
 from .outage import (
     CONNECTION_ERRORS,
     DatabaseOutage,
@@ -44,17 +42,29 @@ from .outage import (
     refresh_connections,
 )
 from .pipeline import IngestionFailure, IngestionPipeline, start_parsers, warm_parser
-from .services import TaskClaim, TaskLost
+from .spreading import CandidatePicker
 from .wakeups import PollWaiter, Waiter
 
 logger = logging.getLogger(__name__)
 
-SPREAD_CLAIMS_AFTER_MISS = 500
 COUNTER_FLUSH_SECONDS = 5.0
 
 
 class ReleaseRequested(Exception):
     """Shutdown: give the current task back instead of finishing it."""
+
+
+class Outcome(StrEnum):
+    """How one claimed task ended for this worker (logged as `outcome=`)."""
+
+    SUCCEEDED = "succeeded"
+    RETRY_WAIT = "retry_wait"
+    """A transient failure: the task waits for its next attempt."""
+    FAILED = "failed"
+    RELEASED = "released"
+    """Shutdown: back in the queue, no attempt charged."""
+    LOST = "lost"
+    """Cancelled or taken over; nothing of this run kept."""
 
 
 @dataclass
@@ -66,66 +76,7 @@ class WorkerStats:
     retried: int = 0
     released: int = 0
     lost: int = 0
-    outcomes: dict[str, str] = field(default_factory=dict)
-
-
-class Heartbeat:
-    """Renews one claim's lease every third of the lease, from its own thread.
-
-    Its own thread has its own database connection, so a renewal never waits for
-    the pipeline (a slow parse, a long transaction). A renewal that finds the task
-    gone sets `lost`, and the pipeline stops at its next checkpoint.
-    """
-
-    def __init__(self, claim: TaskClaim, *, interval: float) -> None:
-        self.claim = claim
-        self.interval = interval
-        self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"heartbeat-{claim.task_id}", daemon=True
-        )
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        self._thread.join(timeout=min(self.interval, 5))
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                try:
-                    held = services.ingestion_task_renew_lease(self.claim)
-                except DatabaseError as error:
-                    logger.warning(
-                        "lease renewal failed task=%s (%s)",
-                        self.claim.task_id,
-                        type(error).__name__,
-                    )
-                    close_connection()
-                    continue
-                if not held:
-                    self.lost.set()
-                    return
-        finally:
-            close_connection()
-
-
-class _NoHeartbeat:
-    """Inside a caller's transaction (tests driving the worker) no other connection
-    can see the task, so there is nothing a heartbeat thread could renew."""
-
-    def __init__(self) -> None:
-        self.lost = threading.Event()
-
-    def __enter__(self) -> _NoHeartbeat:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        pass
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
 
 
 class Worker:
@@ -158,11 +109,10 @@ class Worker:
         self.stats = WorkerStats()
         self.stopping = threading.Event()
         self._release_at: float | None = None
-        self._spread_remaining = 0
+        self.picker = CandidatePicker()
         self._reclaim_due = 0.0
         self._counters_due = 0.0
         self._flushed = {counters.CLAIMS: 0, counters.MISSED_CLAIMS: 0}
-        self._rng = random.Random()  # noqa: S311 - load spreading, not security
         self._parsers_failing = False
 
     # --- lifecycle -------------------------------------------------------------
@@ -222,8 +172,8 @@ class Worker:
             logger.warning("could not record claim counters worker=%s", self.worker_id)
 
     def _run_one(self, task_id) -> None:
-        services.ingestion_tasks_reclaim_expired()
-        claim = services.ingestion_task_claim(task_id, worker_id=self.worker_id)
+        claims.ingestion_tasks_reclaim_expired()
+        claim = claims.ingestion_task_claim(task_id, worker_id=self.worker_id)
         if claim is None:
             self.stats.missed += 1
             self.write(f"claim missed task={task_id} worker={self.worker_id}")
@@ -233,7 +183,7 @@ class Worker:
     def _run_queue(self) -> None:
         # Parsers get ready beside the first claim; a one-shot worker with an empty
         # queue (cron, most runs) does not start them at all.
-        if self.loop or services.claimable_tasks(1):
+        if self.loop or claims.claimable_tasks(1):
             warm_parser()
         if self.loop:
             self.waiter.ready()
@@ -281,49 +231,35 @@ class Worker:
     # --- claiming --------------------------------------------------------------
 
     def claim_next(self) -> TaskClaim | None:
-        # Take back expired leases before claiming; a busy worker does it once per
-        # poll interval, not before every claim (it would double the claim's cost).
-        now = time.monotonic()
-        if now >= self._reclaim_due:
-            services.ingestion_tasks_reclaim_expired()
-            self._reclaim_due = now + self.poll_interval
-        while True:
-            candidates = []
-            if self._spread_remaining > 0:
-                self._spread_remaining -= 1
-                # One row read, at a random place among the next few: past the end
-                # of a short queue it finds nothing, and the first is read instead.
-                candidates = services.claimable_tasks(
-                    1, offset=self._rng.randrange(settings.INGESTION_CLAIM_WINDOW * 2)
-                )
-            candidates = candidates or services.claimable_tasks(1)
-            if not candidates:
-                return None
-            claim = services.ingestion_task_claim_candidate(
-                candidates[0], worker_id=self.worker_id
+        self._reclaim_expired_if_due()
+        while (candidate := self.picker.next_candidate()) is not None:
+            claim = claims.ingestion_task_claim_candidate(
+                candidate, worker_id=self.worker_id
             )
             if claim is not None:
                 return claim
-            # A miss means the list is stale (others claimed meanwhile): read the
-            # queue again rather than trying more of it, and spread from now on.
             self.stats.missed += 1
-            self._spread_remaining = SPREAD_CLAIMS_AFTER_MISS
+            self.picker.missed()
+        return None
+
+    def _reclaim_expired_if_due(self) -> None:
+        # Before claiming; a busy worker does it once per poll interval, not before
+        # every claim (it would double the claim's cost).
+        now = time.monotonic()
+        if now >= self._reclaim_due:
+            claims.ingestion_tasks_reclaim_expired()
+            self._reclaim_due = now + self.poll_interval
 
     # --- executing -------------------------------------------------------------
 
-    def execute(self, claim: TaskClaim) -> str:
+    def execute(self, claim: TaskClaim) -> Outcome:
         self.stats.claimed += 1
         self.write(
             f"claimed task={claim.task_id} worker={self.worker_id} "
             f"status=running attempt={claim.attempt}"
         )
         started = time.monotonic()
-        heartbeat = (
-            _NoHeartbeat()
-            if connection.in_atomic_block
-            else Heartbeat(claim, interval=settings.INGESTION_LEASE_SECONDS / 3)
-        )
-        with heartbeat:
+        with heartbeat_for(claim) as heartbeat:
             outcome = self._run_pipeline(claim, heartbeat.lost)
         self.stats.outcomes[str(claim.task_id)] = outcome
         self._flush_counters()
@@ -343,7 +279,7 @@ class Worker:
         if self._release_at is not None and time.monotonic() >= self._release_at:
             raise ReleaseRequested
 
-    def _run_pipeline(self, claim: TaskClaim, lost: threading.Event) -> str:
+    def _run_pipeline(self, claim: TaskClaim, lost: threading.Event) -> Outcome:
         pipeline = IngestionPipeline(
             claim,
             on_progress=self._print_progress,
@@ -380,11 +316,11 @@ class Worker:
             f"succeeded task={claim.task_id} worker={self.worker_id} "
             f"chunks={chunk_count}"
         )
-        return "succeeded"
+        return Outcome.SUCCEEDED
 
-    def _fail(self, claim: TaskClaim, error_code: str, detail: str) -> str:
+    def _fail(self, claim: TaskClaim, error_code: str, detail: str) -> Outcome:
         try:
-            status = services.ingestion_task_report_failure(
+            status = claims.ingestion_task_report_failure(
                 claim, error_code=error_code, detail=detail
             )
         except CONNECTION_ERRORS as error:
@@ -394,23 +330,23 @@ class Worker:
             )
         if status is None:
             return self._lost(claim, "")
-        if status == "retry_wait":
+        if status == TaskStatus.RETRY_WAIT:
             self.stats.retried += 1
             self.write(
                 f"retry task={claim.task_id} worker={self.worker_id} "
                 f"error_code={error_code} attempt={claim.attempt}"
             )
-            return "retry_wait"
+            return Outcome.RETRY_WAIT
         self.stats.failed += 1
         self.write(
             f"failed task={claim.task_id} worker={self.worker_id} "
             f"error_code={error_code}"
         )
-        return "failed"
+        return Outcome.FAILED
 
-    def _release(self, claim: TaskClaim) -> str:
+    def _release(self, claim: TaskClaim) -> Outcome:
         try:
-            released = services.ingestion_task_release(claim)
+            released = claims.ingestion_task_release(claim)
         except CONNECTION_ERRORS as error:
             return self._lost(claim, f"(could not release: {type(error).__name__})")
         if not released:
@@ -420,12 +356,12 @@ class Worker:
             f"released task={claim.task_id} worker={self.worker_id} "
             "(shutdown; back in the queue, no attempt charged)"
         )
-        return "released"
+        return Outcome.RELEASED
 
-    def _lost(self, claim: TaskClaim, why: str) -> str:
+    def _lost(self, claim: TaskClaim, why: str) -> Outcome:
         self.stats.lost += 1
         self.write(f"lost task={claim.task_id} worker={self.worker_id} {why}".rstrip())
-        return "lost"
+        return Outcome.LOST
 
     def _print_progress(self, stage: str, completed: int, total: int) -> None:
         self.write(f"stage={stage} {completed}/{total}")

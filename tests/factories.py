@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from datetime import timedelta
 
 import factory
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.utils import timezone
 
 from accounts.services import api_token_issue
 from documents.models import Document, DocumentStatus, KnowledgeBase, Membership, Role
+from ingestion.models import ErrorCode, TaskStatus
 
 
 def api_token_for(user) -> str:
@@ -83,11 +86,51 @@ class DocumentFactory(factory.django.DjangoModelFactory):
 
 
 class IngestionTaskFactory(factory.django.DjangoModelFactory):
+    """A queued task; traits put it (and its document) in the other states with
+    what a run leaves there: a claim and a lease, an error, a time to wait for."""
+
     class Meta:
         model = "ingestion.IngestionTask"
 
-    document = factory.SubFactory(DocumentFactory, processing=True)
-    status = "queued"
+    class Params:
+        # The document's state that goes with the task's; `document__status=` wins.
+        document_status = DocumentStatus.PROCESSING
+        running = factory.Trait(
+            status=TaskStatus.RUNNING,
+            attempt=1,
+            worker_id="w-1",
+            claim_token=factory.LazyFunction(uuid.uuid4),
+            started_at=factory.LazyFunction(timezone.now),
+            lease_expires_at=factory.LazyFunction(
+                lambda: timezone.now() + timedelta(seconds=60)
+            ),
+        )
+        retry_wait = factory.Trait(
+            status=TaskStatus.RETRY_WAIT,
+            attempt=1,
+            error_code=ErrorCode.PROVIDER_UNAVAILABLE,
+            available_at=factory.LazyFunction(
+                lambda: timezone.now() + timedelta(seconds=60)
+            ),
+        )
+        failed = factory.Trait(
+            status=TaskStatus.FAILED,
+            document_status=DocumentStatus.FAILED,
+            attempt=1,
+            error_code=ErrorCode.PARSE_ERROR,
+            finished_at=factory.LazyFunction(timezone.now),
+        )
+        succeeded = factory.Trait(
+            status=TaskStatus.SUCCEEDED,
+            document_status=DocumentStatus.REVIEW_PENDING,
+            attempt=1,
+            finished_at=factory.LazyFunction(timezone.now),
+        )
+
+    document = factory.SubFactory(
+        DocumentFactory, status=factory.SelfAttribute("..document_status")
+    )
+    status = TaskStatus.QUEUED
 
 
 class ConversationFactory(factory.django.DjangoModelFactory):

@@ -33,6 +33,7 @@ def test_json_formatter_keeps_extra_and_message_pairs():
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_worker_logs_json_lines_when_asked(knowledge_base, manage, process_env):
     task = IngestionTaskFactory(document__knowledge_base=knowledge_base)
     process_env.update(LOG_FORMAT="json", LOG_LEVEL="INFO")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from ingestion.models import IngestionTask
+from ingestion.models import IngestionTask, TaskStatus
 
 
 class IngestionTaskSerializer(serializers.ModelSerializer):
@@ -33,6 +33,6 @@ class IngestionTaskSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_available_at(self, task: IngestionTask) -> str | None:
-        if task.status != "retry_wait":
+        if task.status != TaskStatus.RETRY_WAIT:
             return None
         return serializers.DateTimeField().to_representation(task.available_at)

@@ -1,4 +1,4 @@
-"""Fair claiming: tasks carry their submitter and a turn (`services._next_turn`).
+"""Fair claiming: tasks carry their submitter and a turn (`enqueue.next_turn`).
 
 Tasks already active take their document's uploader as submitter (the nearest
 record of who asked) and all share turn 0, so they keep today's oldest-first

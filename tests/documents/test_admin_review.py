@@ -7,7 +7,7 @@ from django.contrib.messages import get_messages
 
 from documents.models import DocumentStatus, Role
 from retrieval.models import Chunk
-from tests.factories import DocumentFactory, IngestionTaskFactory
+from tests.factories import ChunkFactory, DocumentFactory, IngestionTaskFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -15,17 +15,12 @@ CHANGELIST = "/admin/documents/document/"
 
 
 def add_chunk(document, ordinal, text, *, heading=(), page=None) -> Chunk:
-    return Chunk.objects.create(
+    return ChunkFactory(
         document=document,
-        knowledge_base=document.knowledge_base,
         ordinal=ordinal,
         text=text,
         heading_path=list(heading),
         page=page,
-        char_start=0,
-        char_end=len(text),
-        embedding=b"\0" * 8,
-        embedding_model="test",
     )
 
 
@@ -55,7 +50,7 @@ def test_admin_home_lists_the_review_queue_oldest_first_and_scoped(
     DocumentFactory(
         knowledge_base=other_knowledge_base, review_pending=True, filename="theirs.md"
     )
-    IngestionTaskFactory(document=newer, status="succeeded")
+    IngestionTaskFactory(document=newer, succeeded=True)
     add_chunk(newer, 0, "one")
     add_chunk(newer, 1, "two")
     client.force_login(reviewer)

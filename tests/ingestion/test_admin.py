@@ -34,9 +34,9 @@ def test_task_list_shows_progress_and_is_scoped(
     reviewer_client, knowledge_base, other_knowledge_base
 ):
     mine = IngestionTaskFactory(
+        running=True,
         document__knowledge_base=knowledge_base,
         document__filename="mine.md",
-        status="running",
         stage="embedding",
         completed=5,
         total=10,
@@ -66,10 +66,9 @@ def test_task_list_shows_progress_and_is_scoped(
 )
 def test_filters(reviewer_client, knowledge_base, query):
     IngestionTaskFactory(
+        failed=True,
         document__knowledge_base=knowledge_base,
         document__filename="broken.pdf",
-        document__status="failed",
-        status="failed",
         stage="parse",
         error_code="parse_error",
     )
@@ -80,11 +79,7 @@ def test_filters(reviewer_client, knowledge_base, query):
 
 def test_cancel_action_reports_each_row(reviewer_client, knowledge_base):
     queued = IngestionTaskFactory(document__knowledge_base=knowledge_base)
-    done = IngestionTaskFactory(
-        document__knowledge_base=knowledge_base,
-        document__status="review_pending",
-        status="succeeded",
-    )
+    done = IngestionTaskFactory(succeeded=True, document__knowledge_base=knowledge_base)
 
     response = act(reviewer_client, "cancel_tasks", [queued, done])
 
@@ -97,13 +92,7 @@ def test_cancel_action_reports_each_row(reviewer_client, knowledge_base):
 
 
 def test_retry_action(reviewer_client, knowledge_base):
-    failed = IngestionTaskFactory(
-        document__knowledge_base=knowledge_base,
-        document__status="failed",
-        status="failed",
-        error_code="parse_error",
-        attempt=1,
-    )
+    failed = IngestionTaskFactory(failed=True, document__knowledge_base=knowledge_base)
 
     response = act(reviewer_client, "retry_tasks", [failed])
 
@@ -115,10 +104,8 @@ def test_retry_action(reviewer_client, knowledge_base):
 
 def test_document_page_shows_latest_task_and_history(reviewer_client, knowledge_base):
     task = IngestionTaskFactory(
+        failed=True,
         document__knowledge_base=knowledge_base,
-        status="failed",
-        document__status="failed",
-        error_code="parse_error",
         error_detail="password-protected PDF",
     )
     response = reviewer_client.get(

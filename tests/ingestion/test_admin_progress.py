@@ -23,8 +23,8 @@ def test_progress_view_reports_visible_tasks_only(
     reviewer_client, knowledge_base, other_knowledge_base
 ):
     mine = IngestionTaskFactory(
+        running=True,
         document__knowledge_base=knowledge_base,
-        status="running",
         stage="embedding",
         completed=3,
         total=4,
@@ -82,10 +82,7 @@ def test_every_error_code_has_a_sentence_and_a_next_step():
 @pytest.mark.parametrize("code", ErrorCode.values)
 def test_task_list_explains_each_code(reviewer_client, knowledge_base, code):
     IngestionTaskFactory(
-        document__knowledge_base=knowledge_base,
-        document__status="failed",
-        status="failed",
-        error_code=code,
+        failed=True, document__knowledge_base=knowledge_base, error_code=code
     )
 
     response = reviewer_client.get("/admin/ingestion/ingestiontask/")

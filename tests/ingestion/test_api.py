@@ -107,12 +107,11 @@ class TestSubmit:
 class TestObserve:
     def test_task_detail(self, viewer, client_for, knowledge_base):
         task = IngestionTaskFactory(
+            running=True,
             document__knowledge_base=knowledge_base,
-            status="running",
             stage="embedding",
             completed=3,
             total=9,
-            attempt=1,
             worker_id="w-1",
         )
         response = client_for(viewer).get(f"/api/ingestion-tasks/{task.pk}")
@@ -203,14 +202,11 @@ class TestCancel:
 class TestRetry:
     def test_retry_requeues_the_same_row(self, editor, client_for, knowledge_base):
         task = IngestionTaskFactory(
+            failed=True,
             document__knowledge_base=knowledge_base,
-            document__status="failed",
-            status="failed",
             stage="parse",
             completed=1,
             total=1,
-            attempt=1,
-            error_code="parse_error",
             error_detail="damaged PDF",
             worker_id="w-1",
         )
@@ -261,9 +257,9 @@ class TestRetry:
         self, editor, client_for, knowledge_base
     ):
         task = IngestionTaskFactory(
+            failed=True,
             document__knowledge_base=knowledge_base,
             document__status="draft",
-            status="failed",
         )
         response = client_for(editor).post(f"/api/ingestion-tasks/{task.pk}/retry")
         assert response.status_code == 409
@@ -283,9 +279,7 @@ class TestRetry:
 
     def test_viewer_cannot_retry(self, member, client_for, knowledge_base):
         task = IngestionTaskFactory(
-            document__knowledge_base=knowledge_base,
-            document__status="failed",
-            status="failed",
+            failed=True, document__knowledge_base=knowledge_base
         )
         response = client_for(member(Role.VIEWER)).post(
             f"/api/ingestion-tasks/{task.pk}/retry"

@@ -35,9 +35,8 @@ def test_metrics_report_ingestion_state(client, knowledge_base, run_worker):
         available_at=now - timedelta(minutes=10)
     )
     IngestionTaskFactory(
+        failed=True,
         document__knowledge_base=knowledge_base,
-        document__status="failed",
-        status="failed",
         error_code="too_many_pages",
         started_at=now - timedelta(seconds=3),
         finished_at=now,

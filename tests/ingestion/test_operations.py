@@ -31,9 +31,9 @@ def busy_queue(knowledge_base):
 
     task(status="queued", available_at=now - timedelta(minutes=10))
     task(status="queued", available_at=now - timedelta(minutes=2))
-    task(status="retry_wait", available_at=now + timedelta(minutes=1))
+    task(retry_wait=True, available_at=now + timedelta(minutes=1))
     running = task(
-        status="running",
+        running=True,
         stage="embedding",
         completed=3,
         total=9,
@@ -43,7 +43,7 @@ def busy_queue(knowledge_base):
         lease_expires_at=now + timedelta(seconds=40),
     )
     stuck = task(
-        status="running",
+        running=True,
         stage="parse",
         worker_id="w-dead",
         started_at=now - timedelta(minutes=5),
@@ -55,8 +55,8 @@ def busy_queue(knowledge_base):
         ("file_too_large", 5),
         ("lease_expired", 48),  # older than a day: not counted
     ]:
-        task(status="failed", error_code=code, finished_at=now - timedelta(hours=hours))
-    task(status="succeeded", finished_at=now)
+        task(failed=True, error_code=code, finished_at=now - timedelta(hours=hours))
+    task(succeeded=True, finished_at=now)
     OutboxEvent.objects.create(topic="t", payload={})
     return running, stuck
 

@@ -19,7 +19,7 @@ from django.db import OperationalError, connection
 from django.utils import timezone
 
 from documents.models import Document
-from ingestion import services
+from ingestion import claims
 from ingestion.models import IngestionTask, OutboxEvent
 from ingestion.pipeline import IngestionPipeline
 from ingestion.worker import Worker
@@ -95,7 +95,7 @@ class TestLeases:
         task = submit(document(knowledge_base))
         before = timezone.now()
 
-        claim = services.ingestion_task_claim(task.pk, worker_id="w-1")
+        claim = claims.ingestion_task_claim(task.pk, worker_id="w-1")
 
         row = fresh(task)
         assert row.claim_token == claim.claim_token
@@ -105,18 +105,18 @@ class TestLeases:
     def test_renewal_pushes_the_lease_forward(self, knowledge_base, submit, settings):
         settings.INGESTION_LEASE_SECONDS = 5
         task = submit(document(knowledge_base))
-        claim = services.ingestion_task_claim(task.pk, worker_id="w-1")
+        claim = claims.ingestion_task_claim(task.pk, worker_id="w-1")
         settings.INGESTION_LEASE_SECONDS = 500
 
-        assert services.ingestion_task_renew_lease(claim) is True
+        assert claims.ingestion_task_renew_lease(claim) is True
 
         assert fresh(task).lease_expires_at > timezone.now() + timedelta(seconds=400)
 
     def test_a_live_lease_is_left_alone(self, knowledge_base, submit):
         task = submit(document(knowledge_base))
-        services.ingestion_task_claim(task.pk, worker_id="w-1")
+        claims.ingestion_task_claim(task.pk, worker_id="w-1")
 
-        assert services.ingestion_tasks_reclaim_expired() == 0
+        assert claims.ingestion_tasks_reclaim_expired() == 0
 
         assert fresh(task).status == "running"
 
@@ -124,10 +124,10 @@ class TestLeases:
         self, knowledge_base, submit
     ):
         task = submit(document(knowledge_base))
-        services.ingestion_task_claim(task.pk, worker_id="w-1")
+        claims.ingestion_task_claim(task.pk, worker_id="w-1")
         expire_lease(task)
 
-        assert services.ingestion_tasks_reclaim_expired() == 1
+        assert claims.ingestion_tasks_reclaim_expired() == 1
 
         row = fresh(task)
         assert (row.status, row.error_code, row.attempt) == (
@@ -139,7 +139,7 @@ class TestLeases:
         assert row.lease_expires_at is None
         assert row.available_at <= timezone.now()
         assert document_status(task) == "processing"
-        successor = services.ingestion_task_claim(task.pk, worker_id="w-2")
+        successor = claims.ingestion_task_claim(task.pk, worker_id="w-2")
         assert successor is not None
         assert successor.attempt == 2
         assert fresh(task).error_code is None
@@ -149,10 +149,10 @@ class TestLeases:
     ):
         # Claimed by a worker from before leases existed: nobody renews it.
         task = submit(document(knowledge_base))
-        services.ingestion_task_claim(task.pk, worker_id="old")
+        claims.ingestion_task_claim(task.pk, worker_id="old")
         IngestionTask.objects.filter(pk=task.pk).update(lease_expires_at=None)
 
-        assert services.ingestion_tasks_reclaim_expired() == 1
+        assert claims.ingestion_tasks_reclaim_expired() == 1
         assert fresh(task).status == "retry_wait"
 
     def test_the_last_attempt_fails_with_its_document(
@@ -161,12 +161,12 @@ class TestLeases:
         settings.INGESTION_MAX_ATTEMPTS = 2
         task = submit(document(knowledge_base))
         IngestionTask.objects.filter(pk=task.pk).update(attempt=1)
-        claim = services.ingestion_task_claim(task.pk, worker_id="w-1")
+        claim = claims.ingestion_task_claim(task.pk, worker_id="w-1")
         assert claim.attempt == 2
         leave_chunks(claim, "text of a run that died")
         expire_lease(task)
 
-        services.ingestion_tasks_reclaim_expired()
+        claims.ingestion_tasks_reclaim_expired()
 
         row = fresh(task)
         assert (row.status, row.error_code, row.attempt) == (
@@ -180,30 +180,30 @@ class TestLeases:
 
     def test_a_worker_that_lost_its_task_changes_nothing(self, knowledge_base, submit):
         task = submit(document(knowledge_base))
-        old = services.ingestion_task_claim(task.pk, worker_id="old")
+        old = claims.ingestion_task_claim(task.pk, worker_id="old")
         expire_lease(task)
-        services.ingestion_tasks_reclaim_expired()
-        new = services.ingestion_task_claim(task.pk, worker_id="new")
-        services.ingestion_task_report_progress(
+        claims.ingestion_tasks_reclaim_expired()
+        new = claims.ingestion_task_claim(task.pk, worker_id="new")
+        claims.ingestion_task_report_progress(
             new, stage="embedding", completed=1, total=3
         )
         leave_chunks(new, "the successor's text")
         before = fresh(task)
 
-        with pytest.raises(services.TaskLost):
-            services.ingestion_task_report_progress(
+        with pytest.raises(claims.TaskLost):
+            claims.ingestion_task_report_progress(
                 old, stage="parse", completed=1, total=1
             )
-        with pytest.raises(services.TaskLost):
-            services.ingestion_task_succeed(old, chunks=chunk_rows(old, "late text"))
-        assert services.ingestion_task_renew_lease(old) is False
+        with pytest.raises(claims.TaskLost):
+            claims.ingestion_task_succeed(old, chunks=chunk_rows(old, "late text"))
+        assert claims.ingestion_task_renew_lease(old) is False
         assert (
-            services.ingestion_task_report_failure(
+            claims.ingestion_task_report_failure(
                 old, error_code="parse_error", detail="late"
             )
             is None
         )
-        assert services.ingestion_task_release(old) is False
+        assert claims.ingestion_task_release(old) is False
 
         after = fresh(task)
         assert (after.status, after.worker_id, after.stage, after.completed) == (
@@ -223,7 +223,7 @@ class TestLeases:
         self, knowledge_base, submit, run_worker
     ):
         task = submit(document(knowledge_base))
-        zombie = services.ingestion_task_claim(task.pk, worker_id="zombie")
+        zombie = claims.ingestion_task_claim(task.pk, worker_id="zombie")
         leave_chunks(zombie, "half-done text of a run that died")
         expire_lease(task)
 
@@ -240,16 +240,16 @@ class TestLeases:
         assert len(texts) == 1
         assert "25 days" in texts[0]
         # The zombie wakes up: it learns it lost the task, and deletes nothing.
-        with pytest.raises(services.TaskLost):
-            services.ingestion_task_succeed(zombie, chunks=chunk_rows(zombie, "late"))
-        assert not services.ingestion_task_fail(zombie, error_code="x", detail="x")
+        with pytest.raises(claims.TaskLost):
+            claims.ingestion_task_succeed(zombie, chunks=chunk_rows(zombie, "late"))
+        assert not claims.ingestion_task_fail(zombie, error_code="x", detail="x")
         assert Chunk.objects.filter(document_id=task.document_id).count() == 1
 
     def test_the_worker_reclaims_before_it_claims(
         self, knowledge_base, submit, run_worker
     ):
         task = submit(document(knowledge_base))
-        services.ingestion_task_claim(task.pk, worker_id="crashed")
+        claims.ingestion_task_claim(task.pk, worker_id="crashed")
         expire_lease(task)
 
         stats, lines = run_worker()
@@ -339,7 +339,7 @@ class TestHeartbeat:
             # Another worker, reclaiming as soon as the lease looks expired.
             try:
                 while not stop.wait(0.05):
-                    reclaimed.append(services.ingestion_tasks_reclaim_expired())
+                    reclaimed.append(claims.ingestion_tasks_reclaim_expired())
             finally:
                 connection.close()
 
@@ -403,7 +403,7 @@ class TestBackoff:
         settings.INGESTION_BACKOFF_FACTOR = 2
         settings.INGESTION_BACKOFF_CAP_SECONDS = 600
         rng = random.Random(attempt)
-        delays = [services.backoff_delay(attempt, rng=rng) for _ in range(200)]
+        delays = [claims.backoff_delay(attempt, rng=rng) for _ in range(200)]
         assert all(step / 2 <= delay < step for delay in delays)
         assert max(delays) - min(delays) > step / 4  # jittered, not constant
 
@@ -411,8 +411,8 @@ class TestBackoff:
         settings.INGESTION_BACKOFF_BASE_SECONDS = 1
         settings.INGESTION_BACKOFF_FACTOR = 3
         settings.INGESTION_BACKOFF_CAP_SECONDS = 5
-        assert 1.5 <= services.backoff_delay(2, rng=random.Random(1)) < 3
-        assert 2.5 <= services.backoff_delay(3, rng=random.Random(1)) < 5
+        assert 1.5 <= claims.backoff_delay(2, rng=random.Random(1)) < 3
+        assert 2.5 <= claims.backoff_delay(3, rng=random.Random(1)) < 5
 
 
 def missing_original(knowledge_base):
@@ -532,7 +532,7 @@ class TestAutomaticRetries:
         def connection_lost(claim, **final):
             raise OperationalError("server closed the connection unexpectedly")
 
-        monkeypatch.setattr(services, "ingestion_task_succeed", connection_lost)
+        monkeypatch.setattr(claims, "ingestion_task_succeed", connection_lost)
         task = submit(document(knowledge_base))
 
         run_worker(task.pk)
@@ -597,7 +597,7 @@ class TestAutomaticRetries:
         def database_gone(*args, **kwargs):
             raise OperationalError("could not connect to server")
 
-        monkeypatch.setattr(services, "ingestion_task_report_failure", database_gone)
+        monkeypatch.setattr(claims, "ingestion_task_report_failure", database_gone)
         task = submit(missing_original(knowledge_base))
 
         stats, lines = run_worker(task.pk)
@@ -607,7 +607,7 @@ class TestAutomaticRetries:
         assert fresh(task).status == "running"
         expire_lease(task)
         monkeypatch.undo()
-        services.ingestion_tasks_reclaim_expired()
+        claims.ingestion_tasks_reclaim_expired()
         assert fresh(task).status == "retry_wait"
 
 
@@ -688,7 +688,7 @@ class TestShutdown:
 
 class TestDatabaseOutage:
     def flaky_claims(self, monkeypatch, failures: int):
-        original = services.claimable_tasks
+        original = claims.claimable_tasks
         calls = {"n": 0}
 
         def claimable(limit, **options):
@@ -697,7 +697,7 @@ class TestDatabaseOutage:
                 raise OperationalError("connection refused")
             return original(limit, **options)
 
-        monkeypatch.setattr(services, "claimable_tasks", claimable)
+        monkeypatch.setattr(claims, "claimable_tasks", claimable)
 
     def test_a_loop_worker_backs_off_and_carries_on(
         self, knowledge_base, submit, monkeypatch

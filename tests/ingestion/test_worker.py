@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import logging
 
 import pytest
 from django.core.files.storage import default_storage
@@ -8,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from documents.models import Document
-from ingestion import services
+from ingestion import claims, services
 from ingestion.models import IngestionTask
 from retrieval.models import Chunk
 from tests.factories import DocumentFactory
@@ -273,7 +274,7 @@ class TestFailures:
         def explode(*args, **kwargs):
             raise RuntimeError("secret /srv/path and SELECT * FROM x")
 
-        monkeypatch.setattr(pipeline.services, "ingestion_task_succeed", explode)
+        monkeypatch.setattr(pipeline.claims, "ingestion_task_succeed", explode)
         document = markdown_document(knowledge_base)
         task, document_status, _ = self.fail_with(submit, run_worker, document)
         assert task.error_code == "internal_error"
@@ -356,11 +357,11 @@ class TestCancellation:
         self, knowledge_base, submit, editor
     ):
         task = submit(markdown_document(knowledge_base))
-        claim = services.ingestion_task_claim(task.pk, worker_id="w")
+        claim = claims.ingestion_task_claim(task.pk, worker_id="w")
         services.ingestion_task_cancel(user=editor, task_id=task.pk)
 
-        with pytest.raises(services.TaskLost):
-            services.ingestion_task_report_progress(
+        with pytest.raises(claims.TaskLost):
+            claims.ingestion_task_report_progress(
                 claim, stage="parse", completed=1, total=1
             )
         task.refresh_from_db()
@@ -371,8 +372,8 @@ class TestClaiming:
     def test_two_workers_race_for_one_task(self, knowledge_base, submit, run_worker):
         task = submit(markdown_document(knowledge_base))
 
-        first = services.ingestion_task_claim(task.pk, worker_id="worker-one")
-        second = services.ingestion_task_claim(task.pk, worker_id="worker-two")
+        first = claims.ingestion_task_claim(task.pk, worker_id="worker-one")
+        second = claims.ingestion_task_claim(task.pk, worker_id="worker-two")
 
         assert first is not None
         assert second is None
@@ -386,7 +387,7 @@ class TestClaiming:
     def test_the_claim_shows_the_first_stage_of_the_run(self, knowledge_base, submit):
         task = submit(markdown_document(knowledge_base))
 
-        services.ingestion_task_claim(task.pk, worker_id="w")
+        claims.ingestion_task_claim(task.pk, worker_id="w")
 
         task.refresh_from_db()
         assert (task.stage, task.completed, task.total) == ("download", 0, 1)
@@ -412,7 +413,7 @@ class TestClaiming:
             finished_at=timezone.now(),
         )
 
-        claim = services.ingestion_task_claim(task.pk, worker_id="w")
+        claim = claims.ingestion_task_claim(task.pk, worker_id="w")
 
         task.refresh_from_db()
         assert claim.attempt == task.attempt == 2
@@ -426,15 +427,15 @@ class TestClaiming:
         # The claim of attempt 0 clears nothing: the release must leave nothing.
         task = submit(markdown_document(knowledge_base))
         pristine = fresh_progress(task)
-        claim = services.ingestion_task_claim(task.pk, worker_id="w")
-        services.ingestion_task_report_progress(
+        claim = claims.ingestion_task_claim(task.pk, worker_id="w")
+        claims.ingestion_task_report_progress(
             claim, stage="parse", completed=1, total=2, stage_seconds={"download": 1.5}
         )
 
-        assert services.ingestion_task_release(claim)
+        assert claims.ingestion_task_release(claim)
 
         assert fresh_progress(task) == pristine
-        services.ingestion_task_claim(task.pk, worker_id="next")
+        claims.ingestion_task_claim(task.pk, worker_id="next")
         task.refresh_from_db()
         assert (task.attempt, task.stage, task.completed, task.total) == (
             1,
@@ -450,18 +451,18 @@ class TestClaiming:
         from datetime import timedelta
 
         task = submit(markdown_document(knowledge_base))
-        [stale] = services.claimable_tasks(1)
-        other = services.ingestion_task_claim_candidate(stale, worker_id="other")
+        [stale] = claims.claimable_tasks(1)
+        other = claims.ingestion_task_claim_candidate(stale, worker_id="other")
 
-        assert services.ingestion_task_claim_candidate(stale, worker_id="w") is None
+        assert claims.ingestion_task_claim_candidate(stale, worker_id="w") is None
         # Given back unfinished: claimable at once, at the attempt read.
-        services.ingestion_task_release(other)
+        claims.ingestion_task_release(other)
         IngestionTask.objects.filter(pk=task.pk).update(
             available_at=timezone.now() + timedelta(minutes=5)
         )
-        assert services.ingestion_task_claim_candidate(stale, worker_id="w") is None
+        assert claims.ingestion_task_claim_candidate(stale, worker_id="w") is None
         IngestionTask.objects.filter(pk=task.pk).update(available_at=timezone.now())
-        claim = services.ingestion_task_claim_candidate(stale, worker_id="w")
+        claim = claims.ingestion_task_claim_candidate(stale, worker_id="w")
         assert claim.attempt == 1
         assert IngestionTask.objects.get(pk=task.pk).worker_id == "w"
 
@@ -491,7 +492,7 @@ class TestClaiming:
 
     def test_loser_prints_claim_missed(self, knowledge_base, submit, run_worker):
         task = submit(markdown_document(knowledge_base))
-        services.ingestion_task_claim(task.pk, worker_id="worker-one")
+        claims.ingestion_task_claim(task.pk, worker_id="worker-one")
 
         stats, lines = run_worker(task.pk, worker_id="worker-two")
 
@@ -505,9 +506,9 @@ class TestClaiming:
         IngestionTask.objects.filter(pk=task.pk).update(
             status="retry_wait", available_at=timezone.now() + timedelta(minutes=5)
         )
-        assert services.ingestion_task_claim(task.pk, worker_id="w") is None
+        assert claims.ingestion_task_claim(task.pk, worker_id="w") is None
         IngestionTask.objects.filter(pk=task.pk).update(available_at=timezone.now())
-        assert services.ingestion_task_claim(task.pk, worker_id="w") is not None
+        assert claims.ingestion_task_claim(task.pk, worker_id="w") is not None
 
     def test_an_idle_loop_worker_gets_its_parsers_running(self, settings, monkeypatch):
         from ingestion import pipeline
@@ -578,6 +579,33 @@ class TestClaiming:
         assert [record.getMessage() for record in caplog.records] == [
             "parser processes could not start worker=w (EOFError)"
         ]
+
+
+class TestOutcomes:
+    def test_outcomes_are_kept_and_logged_by_their_plain_names(
+        self, knowledge_base, submit, run_worker, caplog
+    ):
+        done = submit(markdown_document(knowledge_base))
+        empty = submit(
+            markdown_document(
+                knowledge_base,
+                content=b"<html><script>only()</script></html>",
+                filename="empty.html",
+                content_type="text/html",
+            )
+        )
+
+        with caplog.at_level(logging.INFO, logger="ingestion.worker"):
+            stats, _ = run_worker()
+
+        assert stats.outcomes == {str(done.pk): "succeeded", str(empty.pk): "failed"}
+        finished = [r.getMessage() for r in caplog.records if "finished" in r.msg]
+        assert any(
+            f"task={done.pk} " in m and "outcome=succeeded " in m for m in finished
+        )
+        assert any(
+            f"task={empty.pk} " in m and "outcome=failed " in m for m in finished
+        )
 
 
 class TestCommand:

@@ -392,6 +392,7 @@ class TestSnapshots:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_publish_in_another_process_is_seen_on_the_next_query(
     ingest, viewer, knowledge_base, process_env
 ):

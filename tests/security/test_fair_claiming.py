@@ -1,6 +1,6 @@
 """One editor's flood of uploads cannot starve everyone else's.
 
-Tasks take turns by submitter (`ingestion.services._next_turn`): a submitter's
+Tasks take turns by submitter (`ingestion.enqueue.next_turn`): a submitter's
 k-th waiting task goes after every other submitter's (k-1)-th, so a document
 queued behind a flood is claimed next, by one worker or by several, while the
 claim stays one conditional UPDATE.
@@ -14,7 +14,7 @@ import pytest
 from django.utils import timezone
 
 from documents.models import Role
-from ingestion import services
+from ingestion import claims, services
 from ingestion.models import IngestionTask, TaskStatus
 from tests.factories import DocumentFactory
 from tests.ingestion.processes import Process, slow_worker_env
@@ -48,7 +48,7 @@ def queue(user, knowledge_base, count: int = 1) -> list[IngestionTask]:
 
 
 def claim_order(limit: int = 100) -> list:
-    return [candidate.task_id for candidate in services.claimable_tasks(limit)]
+    return [candidate.task_id for candidate in claims.claimable_tasks(limit)]
 
 
 def ids(tasks) -> list:
@@ -85,7 +85,7 @@ class TestClaimOrder:
     ):
         flood = queue(alice, knowledge_base, 6)
         for task in flood[:4]:
-            assert services.ingestion_task_claim(task.pk, worker_id="w")
+            assert claims.ingestion_task_claim(task.pk, worker_id="w")
         (late,) = queue(bob, other_knowledge_base)
 
         # Four of Alice's run; her fifth is the turn served now, then Bob's.
@@ -96,9 +96,9 @@ class TestClaimOrder:
     ):
         a1, a2 = queue(alice, knowledge_base, 2)
         (b1,) = queue(bob, other_knowledge_base)
-        claim = services.ingestion_task_claim(a1.pk, worker_id="w")
+        claim = claims.ingestion_task_claim(a1.pk, worker_id="w")
 
-        assert services.ingestion_task_release(claim)
+        assert claims.ingestion_task_release(claim)
 
         assert claim_order() == ids([b1, a2, a1])
 
@@ -107,9 +107,9 @@ class TestClaimOrder:
     ):
         a1, a2 = queue(alice, knowledge_base, 2)
         (b1,) = queue(bob, other_knowledge_base)
-        claim = services.ingestion_task_claim(a1.pk, worker_id="w")
+        claim = claims.ingestion_task_claim(a1.pk, worker_id="w")
 
-        status = services.ingestion_task_report_failure(
+        status = claims.ingestion_task_report_failure(
             claim, error_code="object_read_error", detail="storage down"
         )
 
@@ -125,8 +125,8 @@ class TestClaimOrder:
     ):
         dora = member(Role.EDITOR, kb=knowledge_base, username="dora")
         (failed,) = queue(alice, knowledge_base)
-        claim = services.ingestion_task_claim(failed.pk, worker_id="w")
-        services.ingestion_task_fail(claim, error_code="parse_error", detail="bad")
+        claim = claims.ingestion_task_claim(failed.pk, worker_id="w")
+        claims.ingestion_task_fail(claim, error_code="parse_error", detail="bad")
         a2, a3 = queue(alice, knowledge_base, 2)
 
         services.ingestion_task_retry(user=dora, task_id=failed.pk)
@@ -136,10 +136,10 @@ class TestClaimOrder:
 
     def test_a_claim_is_still_won_once(self, alice, knowledge_base):
         queue(alice, knowledge_base)
-        [candidate] = services.claimable_tasks(1)
+        [candidate] = claims.claimable_tasks(1)
 
-        first = services.ingestion_task_claim_candidate(candidate, worker_id="one")
-        second = services.ingestion_task_claim_candidate(candidate, worker_id="two")
+        first = claims.ingestion_task_claim_candidate(candidate, worker_id="one")
+        second = claims.ingestion_task_claim_candidate(candidate, worker_id="two")
 
         assert first is not None
         assert first.submitted_by_id == alice.pk

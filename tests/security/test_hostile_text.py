@@ -53,6 +53,7 @@ def finished(*tasks) -> list[IngestionTask] | None:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_hostile_files_do_not_hold_the_queue_and_the_next_document_is_done_soon(
     knowledge_base, process_env
 ):
@@ -77,6 +78,7 @@ def test_hostile_files_do_not_hold_the_queue_and_the_next_document_is_done_soon(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_text_file_gets_a_time_limit_of_its_size_and_the_worker_carries_on(
     knowledge_base, process_env
 ):

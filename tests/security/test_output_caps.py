@@ -53,6 +53,7 @@ def test_text_formats_stop_at_the_first_passage_past_the_cap(kind, passage):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_a_file_of_a_passage_every_few_bytes_fails_at_the_passage_cap(
     knowledge_base, editor, process_env
 ):
@@ -70,6 +71,7 @@ def test_a_file_of_a_passage_every_few_bytes_fails_at_the_passage_cap(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_text_and_chunk_caps_fail_the_task_for_good_and_the_queue_goes_on(
     knowledge_base, editor, reviewer, process_env, client_for
 ):
@@ -98,6 +100,7 @@ def test_text_and_chunk_caps_fail_the_task_for_good_and_the_queue_goes_on(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_the_cap_holds_for_a_pdf_chunked_in_the_worker_and_a_docx_split_in_two(
     knowledge_base, editor, process_env
 ):

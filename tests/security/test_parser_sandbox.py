@@ -104,6 +104,7 @@ def idle_worker(process_env):
             worker.kill_if_running()
 
 
+@pytest.mark.slow
 def test_no_secret_of_the_worker_is_in_a_parser_environment(idle_worker, process_env):
     worker, _parsers = idle_worker
     secrets = [*SECRETS.values(), process_env["DATABASE_URL"]]
@@ -117,6 +118,7 @@ def test_no_secret_of_the_worker_is_in_a_parser_environment(idle_worker, process
         assert not names & {b"SECRET_KEY", b"DATABASE_URL", b"DJANGO_SETTINGS_MODULE"}
 
 
+@pytest.mark.slow
 def test_a_parser_holds_only_its_own_pipe(idle_worker):
     worker, parsers = idle_worker
     worker_stderr = os.readlink(f"/proc/{worker.popen.pid}/fd/2")
@@ -292,6 +294,7 @@ def run_command(process_env, *args: str, preexec_fn=None, **env: str):
     )
 
 
+@pytest.mark.slow
 def test_a_worker_refuses_to_start_when_the_parser_user_cannot_be_used(process_env):
     done = run_command(
         process_env, "run_ingestion_worker", INGESTION_PARSER_USER="no-such-user-x"
@@ -338,6 +341,7 @@ def _hard_address_space_limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+@pytest.mark.slow
 def test_a_memory_limit_that_cannot_be_applied_is_reported_at_start_up(process_env):
     above_the_hard_limit = {"INGESTION_PARSE_MEMORY_BYTES": str(4 * 1024**3)}
 

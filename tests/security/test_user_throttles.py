@@ -70,6 +70,7 @@ def viewers(member):
     )
 
 
+@pytest.mark.slow
 def test_the_fourth_search_is_throttled_and_another_user_is_not(start_server, viewers):
     server = start_server(THROTTLE_SEARCH="3/min")
     vera, val = viewers
@@ -83,6 +84,7 @@ def test_the_fourth_search_is_throttled_and_another_user_is_not(start_server, vi
     assert call(server, "POST", "/api/search", val, search)[0] == 200
 
 
+@pytest.mark.slow
 def test_retrieval_debug_spends_the_same_search_budget(start_server, member):
     reviewer = token_for(member(Role.REVIEWER, username="rita", is_staff=True))
     server = start_server(THROTTLE_SEARCH="2/min")
@@ -94,6 +96,7 @@ def test_retrieval_debug_spends_the_same_search_budget(start_server, member):
     assert_throttled(*call(server, "POST", "/api/search", reviewer, search))
 
 
+@pytest.mark.slow
 def test_chat_and_stream_share_the_chat_budget(start_server, viewers):
     server = start_server(THROTTLE_CHAT="2/min")
     vera, val = viewers
@@ -110,6 +113,7 @@ def test_chat_and_stream_share_the_chat_budget(start_server, viewers):
     assert call(server, "POST", "/api/chat", val, question)[0] == 200
 
 
+@pytest.mark.slow
 def test_the_third_upload_is_throttled(start_server, member):
     eddie = token_for(member(Role.EDITOR, username="eddie"))
     erin = token_for(member(Role.EDITOR, username="erin"))
@@ -130,6 +134,7 @@ def test_the_third_upload_is_throttled(start_server, member):
     assert call(server, "GET", "/api/documents", eddie)[0] == 200
 
 
+@pytest.mark.slow
 def test_an_empty_rate_means_no_limit(start_server, viewers):
     server = start_server(THROTTLE_SEARCH="")
     search = {"question": "annual leave"}
@@ -275,6 +280,7 @@ def ask(gate: str) -> str:
     return f"How many days of annual leave {gate}?"
 
 
+@pytest.mark.slow
 def test_a_third_stream_is_refused_until_one_ends(
     start_server, provider, published, viewers
 ):
@@ -307,6 +313,7 @@ def accepted(server, token: str, question: str) -> bool:
         return stream.status == 200
 
 
+@pytest.mark.slow
 def test_an_aborted_stream_frees_its_slot(start_server, provider, published, viewers):
     server = stream_server(
         start_server, provider, CHAT_MAX_CONCURRENT_STREAMS_PER_USER="1"
@@ -321,6 +328,7 @@ def test_an_aborted_stream_frees_its_slot(start_server, provider, published, vie
     wait_until(lambda: accepted(server, vera, ask("gate-b")), timeout=20, step=0.2)
 
 
+@pytest.mark.slow
 def test_failed_streams_free_their_slot(start_server, provider, published, viewers):
     server = stream_server(
         start_server, provider, CHAT_MAX_CONCURRENT_STREAMS_PER_USER="1"
@@ -334,6 +342,7 @@ def test_failed_streams_free_their_slot(start_server, provider, published, viewe
             assert b"event: run.failed" in failing.read_to_end()
 
 
+@pytest.mark.slow
 def test_a_killed_server_frees_its_slots_after_the_ttl(
     start_server, provider, published, viewers, tmp_path
 ):

@@ -94,6 +94,7 @@ def test_a_member_whose_crc_is_wrong_is_still_not_a_valid_archive():
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_lying_packages_fail_fast_in_a_real_worker_and_the_next_task_runs(
     knowledge_base, editor, process_env
 ):

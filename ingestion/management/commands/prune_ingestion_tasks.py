@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.core.management.base import BaseCommand
 
 from core.arguments import positive_float
-from ingestion.services import ingestion_history_prune
+from ingestion.housekeeping import ingestion_history_prune
 
 
 class Command(BaseCommand):
