@@ -8,6 +8,7 @@ database (not Python) decides whether the move happened.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -27,7 +28,7 @@ def table(**rows: tuple[set[str], str]) -> dict[str, Transition]:
 
 
 def apply_conditional_update(
-    queryset: QuerySet, transition: Transition, **updates
+    queryset: QuerySet[Any], transition: Transition, **updates: object
 ) -> int:
     """Move the rows of `queryset` that are in an allowed source state; count them."""
     return queryset.filter(status__in=transition.sources).update(

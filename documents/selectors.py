@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import uuid
+from typing import TYPE_CHECKING
+
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from core.errors import NotFound, PermissionDenied
 
 from .models import Document, DocumentStatus, KnowledgeBase, Membership, Role
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
-def knowledge_bases_for(user) -> QuerySet[KnowledgeBase]:
+
+def knowledge_bases_for(user: User | AnonymousUser) -> QuerySet[KnowledgeBase]:
     """The caller's knowledge bases, each annotated with `role`."""
     if not user.is_authenticated:
         return KnowledgeBase.objects.none()
@@ -21,7 +27,9 @@ def knowledge_bases_for(user) -> QuerySet[KnowledgeBase]:
     )
 
 
-def knowledge_base_ids_for(user, *, minimum_role: str = Role.VIEWER) -> list[str]:
+def knowledge_base_ids_for(
+    user: User | AnonymousUser, *, minimum_role: str = Role.VIEWER
+) -> list[str]:
     if not user.is_authenticated:
         return []
     allowed = [r for r in Role.values if Role.rank(r) >= Role.rank(minimum_role)]
@@ -32,7 +40,7 @@ def knowledge_base_ids_for(user, *, minimum_role: str = Role.VIEWER) -> list[str
     )
 
 
-def role_in(user, knowledge_base_id: str) -> str | None:
+def role_in(user: User | AnonymousUser, knowledge_base_id: str) -> str | None:
     if not user.is_authenticated:
         return None
     return (
@@ -42,7 +50,9 @@ def role_in(user, knowledge_base_id: str) -> str | None:
     )
 
 
-def require_role(user, knowledge_base_id: str, minimum_role: str) -> str:
+def require_role(
+    user: User | AnonymousUser, knowledge_base_id: str, minimum_role: str
+) -> str:
     """The caller's role; `NotFound` for non-members, `PermissionDenied` if too low."""
     role = role_in(user, knowledge_base_id)
     if role is None:
@@ -55,7 +65,7 @@ def require_role(user, knowledge_base_id: str, minimum_role: str) -> str:
     return role
 
 
-def documents_visible_to(user) -> QuerySet[Document]:
+def documents_visible_to(user: User | AnonymousUser) -> QuerySet[Document]:
     """Every version for editors and reviewers; the published ones for viewers.
 
     A viewer reads what the knowledge base answers from, not drafts or rejected
@@ -69,14 +79,18 @@ def documents_visible_to(user) -> QuerySet[Document]:
     ).select_related("created_by")
 
 
-def visible_document(user, document_id) -> Document:
+def visible_document(
+    user: User | AnonymousUser, document_id: uuid.UUID | str
+) -> Document:
     document = documents_visible_to(user).filter(pk=document_id).first()
     if document is None:
         raise NotFound("Document not found.")
     return document
 
 
-def member_document(user, document_id) -> Document:
+def member_document(
+    user: User | AnonymousUser, document_id: uuid.UUID | str
+) -> Document:
     """Any version in one of the caller's knowledge bases, for an action whose
     role check follows: a viewer who names a draft is told the role it needs."""
     document = (

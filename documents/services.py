@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -19,6 +20,10 @@ from .selectors import member_document, require_role
 from .transitions import transition_document, transition_documents
 from .uploads import EmptyDocument, FileTooLarge, detect_kind, is_blank, safe_filename
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.core.files import File
+
 logger = logging.getLogger(__name__)
 
 
@@ -29,9 +34,9 @@ class VersionConflict(Conflict):
 
 def document_upload(
     *,
-    user,
+    user: User,
     knowledge_base_id: str,
-    uploaded_file,
+    uploaded_file: File,
     family_id: uuid.UUID | None = None,
     version: int | None = None,
 ) -> Document:
@@ -102,7 +107,7 @@ def _next_version(
     return family_id, version
 
 
-def _sha256(uploaded_file) -> str:
+def _sha256(uploaded_file: File) -> str:
     digest = hashlib.sha256()
     uploaded_file.seek(0)
     for piece in uploaded_file.chunks():
@@ -111,7 +116,9 @@ def _sha256(uploaded_file) -> str:
     return digest.hexdigest()
 
 
-def document_publish(*, user, document_id, expected_lock_version: int) -> Document:
+def document_publish(
+    *, user: User, document_id: uuid.UUID | str, expected_lock_version: int
+) -> Document:
     """Publish a reviewed version and archive the family's previous one, atomically."""
     document = _document_for_review(user, document_id)
     if second_person_required(user=user, document=document):
@@ -140,7 +147,7 @@ def document_publish(*, user, document_id, expected_lock_version: int) -> Docume
     return published
 
 
-def second_person_required(*, user, document: Document) -> bool:
+def second_person_required(*, user: User, document: Document) -> bool:
     """Whether `user` must leave publishing `document` to another reviewer.
 
     Superusers included: the setting, not a flag on the account, is the way out.
@@ -154,7 +161,11 @@ def second_person_required(*, user, document: Document) -> bool:
 
 
 def document_reject(
-    *, user, document_id, expected_lock_version: int, reason: str
+    *,
+    user: User,
+    document_id: uuid.UUID | str,
+    expected_lock_version: int,
+    reason: str,
 ) -> Document:
     """Send a version back to `draft`, keeping the reviewer's reason."""
     reason = reason.strip()
@@ -171,7 +182,7 @@ def document_reject(
     return rejected
 
 
-def _document_for_review(user, document_id) -> Document:
+def _document_for_review(user: User, document_id: uuid.UUID | str) -> Document:
     document = member_document(user, document_id)
     require_role(user, document.knowledge_base_id, Role.REVIEWER)
     return document

@@ -16,6 +16,8 @@ conditional update; `lock_version` grows by one at every transition.
 
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import F, QuerySet
 
 from core.errors import InvalidTransition, NotFound, StaleVersion
@@ -42,7 +44,9 @@ DOCUMENT_TRANSITIONS: dict[str, Transition] = table(
 )
 
 
-def transition_documents(queryset: QuerySet, action: str, **updates) -> int:
+def transition_documents(
+    queryset: QuerySet[Document], action: str, **updates: object
+) -> int:
     """Apply `action` to every document of `queryset` that allows it (bulk callers)."""
     return apply_conditional_update(
         queryset,
@@ -53,11 +57,11 @@ def transition_documents(queryset: QuerySet, action: str, **updates) -> int:
 
 
 def transition_document(
-    document_id,
+    document_id: uuid.UUID | str,
     action: str,
     *,
     expected_lock_version: int | None = None,
-    **updates,
+    **updates: object,
 ) -> Document:
     """Apply `action` to one document or raise why it could not be applied."""
     candidates = Document.objects.filter(pk=document_id)

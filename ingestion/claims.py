@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from documents.models import Document
@@ -70,7 +70,9 @@ class Candidate:
     submitted_by_id: int | None = None
 
 
-def ingestion_task_claim(task_id, *, worker_id: str) -> TaskClaim | None:
+def ingestion_task_claim(
+    task_id: uuid.UUID | str, *, worker_id: str
+) -> TaskClaim | None:
     """Try to take one task; `None` when another worker (or nobody) may run it."""
     task = (
         IngestionTask.objects.claimable()
@@ -145,7 +147,7 @@ def claimable_tasks(limit: int, *, offset: int = 0) -> list[Candidate]:
     ]
 
 
-def _held(claim: TaskClaim):
+def _held(claim: TaskClaim) -> QuerySet[IngestionTask]:
     return IngestionTask.objects.filter(
         pk=claim.task_id, status=TaskStatus.RUNNING, claim_token=claim.claim_token
     )
@@ -245,7 +247,7 @@ def ingestion_task_discard_chunks(claim: TaskClaim) -> int:
 
 
 def ingestion_task_succeed(
-    claim: TaskClaim, *, chunks: Sequence[tuple], **final_progress
+    claim: TaskClaim, *, chunks: Sequence[tuple[object, ...]], **final_progress: object
 ) -> None:
     """Task `succeeded`, document `review_pending` and the document's chunks
     replaced by `chunks` (rows from `retrieval.services.chunk_rows`): together or

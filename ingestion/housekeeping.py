@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, Model, OuterRef, QuerySet
 from django.utils import timezone
 
 from .models import FINISHED_STATUSES, IngestionTask, OutboxEvent
@@ -39,7 +39,7 @@ def ingestion_history_prune(*, older_than: timedelta, batch: int = 1000) -> Prun
     )
 
 
-def _delete_in_batches(queryset, batch: int) -> int:
+def _delete_in_batches(queryset: QuerySet[Model], batch: int) -> int:
     deleted = 0
     while ids := list(queryset.values_list("pk", flat=True)[:batch]):
         count, _ = queryset.model.objects.filter(pk__in=ids).delete()

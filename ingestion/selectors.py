@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Min, QuerySet
 from django.utils import timezone
@@ -12,25 +14,28 @@ from documents.selectors import knowledge_base_ids_for
 
 from .models import IngestionTask, OutboxEvent, TaskStatus
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
-def tasks_visible_to(user) -> QuerySet[IngestionTask]:
+
+def tasks_visible_to(user: User | AnonymousUser) -> QuerySet[IngestionTask]:
     return IngestionTask.objects.filter(
         document__knowledge_base_id__in=knowledge_base_ids_for(user)
     ).select_related("document")
 
 
-def visible_task(user, task_id) -> IngestionTask:
+def visible_task(user: User | AnonymousUser, task_id: uuid.UUID | str) -> IngestionTask:
     task = tasks_visible_to(user).filter(pk=task_id).first()
     if task is None:
         raise NotFound("Ingestion task not found.")
     return task
 
 
-def latest_task(document_id) -> IngestionTask | None:
+def latest_task(document_id: uuid.UUID | str) -> IngestionTask | None:
     return IngestionTask.objects.filter(document_id=document_id).first()
 
 
-def ingestion_status(now: datetime | None = None) -> dict:
+def ingestion_status(now: datetime | None = None) -> dict[str, Any]:
     """What an operator needs at a glance (`manage.py ingestion_status`)."""
     now = now or timezone.now()
     counts = dict(

@@ -8,6 +8,8 @@ write under a claim is in `claims.py`, the outbox relay's writes in
 from __future__ import annotations
 
 import logging
+import uuid
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -23,10 +25,13 @@ from .models import IngestionTask, TaskStage
 from .selectors import visible_task
 from .transitions import transition_task
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 logger = logging.getLogger(__name__)
 
 
-def document_submit(*, user, document_id) -> IngestionTask:
+def document_submit(*, user: User, document_id: uuid.UUID | str) -> IngestionTask:
     """Queue a draft for ingestion: document, task and outbox event in one commit."""
     document = member_document(user, document_id)
     require_role(user, document.knowledge_base_id, Role.EDITOR)
@@ -42,7 +47,7 @@ def document_submit(*, user, document_id) -> IngestionTask:
     return task
 
 
-def ingestion_task_cancel(*, user, task_id) -> IngestionTask:
+def ingestion_task_cancel(*, user: User, task_id: uuid.UUID | str) -> IngestionTask:
     """Cancel a queued, running or waiting task; the document goes back to draft."""
     task = _task_for_editor(user, task_id)
     with transaction.atomic():
@@ -54,7 +59,7 @@ def ingestion_task_cancel(*, user, task_id) -> IngestionTask:
     return cancelled
 
 
-def ingestion_task_retry(*, user, task_id) -> IngestionTask:
+def ingestion_task_retry(*, user: User, task_id: uuid.UUID | str) -> IngestionTask:
     """Put the same failed task back in the queue; its document must be failed too."""
     task = _task_for_editor(user, task_id)
     latest = IngestionTask.objects.filter(document_id=task.document_id).first()
@@ -83,7 +88,7 @@ def ingestion_task_retry(*, user, task_id) -> IngestionTask:
     return retried
 
 
-def _task_for_editor(user, task_id) -> IngestionTask:
+def _task_for_editor(user: User, task_id: uuid.UUID | str) -> IngestionTask:
     task = visible_task(user, task_id)
     require_role(user, task.document.knowledge_base_id, Role.EDITOR)
     return task

@@ -18,6 +18,8 @@ lost its task (cancelled, or reclaimed after its lease expired) changes nothing.
 
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import QuerySet
 
 from core.errors import InvalidTransition, NotFound
@@ -43,12 +45,16 @@ TASK_TRANSITIONS: dict[str, Transition] = table(
 )
 
 
-def transition_tasks(queryset: QuerySet, action: str, **updates) -> int:
+def transition_tasks(
+    queryset: QuerySet[IngestionTask], action: str, **updates: object
+) -> int:
     """Apply `action` to every task of `queryset` that allows it; return the count."""
     return apply_conditional_update(queryset, TASK_TRANSITIONS[action], **updates)
 
 
-def transition_task(task_id, action: str, **updates) -> IngestionTask:
+def transition_task(
+    task_id: uuid.UUID | str, action: str, **updates: object
+) -> IngestionTask:
     """Apply `action` to one task or raise why it could not be applied."""
     if transition_tasks(IngestionTask.objects.filter(pk=task_id), action, **updates):
         return IngestionTask.objects.get(pk=task_id)

@@ -7,6 +7,7 @@ an id discloses nothing.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, Prefetch, QuerySet
 
@@ -14,8 +15,11 @@ from core.errors import NotFound
 
 from .models import Conversation, ConversationTurn
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
-def conversations_for(user) -> QuerySet[Conversation]:
+
+def conversations_for(user: User | AnonymousUser) -> QuerySet[Conversation]:
     """The caller's conversations, most recently used first, with `turn_count`."""
     return (
         Conversation.objects.owned_by(user)
@@ -24,14 +28,18 @@ def conversations_for(user) -> QuerySet[Conversation]:
     )
 
 
-def conversation_for(user, conversation_id: uuid.UUID) -> Conversation:
+def conversation_for(
+    user: User | AnonymousUser, conversation_id: uuid.UUID
+) -> Conversation:
     conversation = conversations_for(user).filter(pk=conversation_id).first()
     if conversation is None:
         raise NotFound("Conversation not found.")
     return conversation
 
 
-def conversation_with_turns(user, conversation_id: uuid.UUID) -> Conversation:
+def conversation_with_turns(
+    user: User | AnonymousUser, conversation_id: uuid.UUID
+) -> Conversation:
     """The caller's conversation with `turns` fetched, oldest first."""
     conversation = (
         conversations_for(user)

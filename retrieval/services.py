@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from documents.models import KnowledgeBase
+from documents.models import Document, KnowledgeBase
 
 from .embeddings import get_embedder, to_bytes
 from .models import Chunk
 from .terms import TOKENIZER, ChunkTerms, chunk_terms
+
+if TYPE_CHECKING:
+    from django.db.backends.base.base import BaseDatabaseWrapper
 
 # The fields of a chunk row, in the order of its values; `chunks_replace` adds
 # `created_at`, the time of the insert. With the primary key, every field of the
@@ -39,19 +44,38 @@ CHUNK_ROW_FIELDS = (
 )
 
 
-def _prepare(field_name: str):
+class ParsedChunk(Protocol):
+    """A chunk as the parsers cut it (`ingestion.chunking.Chunk`, a layer above)."""
+
+    @property
+    def ordinal(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def heading_path(self) -> Sequence[str]: ...
+    @property
+    def page(self) -> int | None: ...
+    @property
+    def char_start(self) -> int: ...
+    @property
+    def char_end(self) -> int: ...
+    @property
+    def ocr_confidence(self) -> float | None: ...
+
+
+def _prepare(field_name: str) -> Callable[[object, BaseDatabaseWrapper], object]:
     return Chunk._meta.get_field(field_name).get_db_prep_save
 
 
 def chunk_rows(
     *,
-    document,
-    chunks: Sequence,
+    document: Document,
+    chunks: Sequence[ParsedChunk],
     vectors: np.ndarray,
     embedding_model: str,
-    ingestion_task_id=None,
+    ingestion_task_id: uuid.UUID | None = None,
     terms: Sequence[ChunkTerms] | None = None,
-) -> list[tuple]:
+) -> list[tuple[object, ...]]:
     """`document`'s chunks as rows of CHUNK_ROW_FIELDS values, ready for the
     database, built before any transaction opens. `terms` are the chunks' BM25
     terms when the parser processes made them; they are made here otherwise.
@@ -96,12 +120,14 @@ def chunk_rows(
     ]
 
 
-def _ocr_confidence(chunk) -> float | None:
+def _ocr_confidence(chunk: ParsedChunk) -> float | None:
     confidence = chunk.ocr_confidence
     return None if confidence is None else round(float(confidence), 4)
 
 
-def chunks_replace(*, document_id, rows: Sequence[tuple]) -> int:
+def chunks_replace(
+    *, document_id: uuid.UUID | str, rows: Sequence[tuple[object, ...]]
+) -> int:
     """Replace all chunks of a document by `rows` (from `chunk_rows`): delete, then
     one INSERT for all of them, in the caller's transaction."""
     Chunk.objects.filter(document_id=document_id).delete()
@@ -122,7 +148,9 @@ def chunks_replace(*, document_id, rows: Sequence[tuple]) -> int:
     return len(rows)
 
 
-def chunks_discard(*, document_id, ingestion_task_id=None) -> int:
+def chunks_discard(
+    *, document_id: uuid.UUID | str, ingestion_task_id: uuid.UUID | None = None
+) -> int:
     """Delete a document's chunks (only those one execution wrote, if given)."""
     chunks = Chunk.objects.filter(document_id=document_id)
     if ingestion_task_id is not None:
@@ -137,7 +165,7 @@ class ReindexProgress:
     total: int  # chunks that needed it when the run started
 
 
-def chunks_needing_reindex(*, knowledge_base_id: str | None = None) -> QuerySet:
+def chunks_needing_reindex(*, knowledge_base_id: str | None = None) -> QuerySet[Chunk]:
     """Chunks whose terms another tokenizer made, or whose vector another
     embedder made: a snapshot would tokenize them again at every build, or never
     compare their vectors."""

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db.models import Count, OuterRef, Subquery
 
 from documents import selectors as document_selectors
 from documents.models import Document, DocumentStatus, Role
 from ingestion.models import IngestionTask
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
-def review_queue(user, *, limit: int = 50) -> list[Document]:
+
+def review_queue(user: User | AnonymousUser, *, limit: int = 50) -> list[Document]:
     """Documents waiting for this reviewer, oldest first, with chunks and last task.
 
     Superusers see every knowledge base; others only those where they review.
