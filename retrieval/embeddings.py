@@ -3,8 +3,9 @@
 `HashingEmbedder` needs no network and no model download: features are hashed into a
 fixed number of dimensions (the "hashing trick"). Its quality is that of a bag of words
 and bigrams, enough for lexical similarity and for running the whole pipeline offline;
-a neural provider can replace it behind `get_embedder()`, which picks one from the
-`EMBEDDING_PROVIDERS` registry by the `EMBEDDING_PROVIDER` setting.
+`get_embedder()` picks it or another provider (an OpenAI-compatible server's model,
+`retrieval.openai_embeddings`) from the `EMBEDDING_PROVIDERS` registry by the
+`EMBEDDING_PROVIDER` setting.
 """
 
 from __future__ import annotations

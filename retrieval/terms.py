@@ -1,7 +1,7 @@
 """A chunk's BM25 terms, computed once at ingestion and stored with the chunk.
 
-Tokenizing is what a search snapshot used to spend its build on (jieba over every
-published chunk, in every process, after every start). Everything it needs that
+Tokenizing would be most of a search snapshot's build (jieba over every published
+chunk, in every process, after every start), so everything the snapshot needs that
 depends on the chunk alone is computed when the chunk is made, beside its vector:
 
 - `terms`: the chunk's distinct `keyword_tokens` as 64-bit hashes, sorted, then
@@ -12,7 +12,7 @@ depends on the chunk alone is computed when the chunk is made, beside its vector
 A snapshot then concatenates arrays instead of tokenizing text. Terms are found by
 hash, so a snapshot keeps no dictionary of strings: a query hashes its few tokens
 the same way. `TOKENIZER` names the tokenizer and the hash; a chunk stored under
-another name (older rows: none) is tokenized again when a snapshot reads it, and
+another name is tokenized again when a snapshot reads it, and
 `manage.py reindex_chunks` rewrites such rows.
 
 No Django here: the parser processes compute these beside the vectors.

@@ -87,7 +87,7 @@ _jieba = None
 
 
 def segmenter():
-    """jieba, loaded once per process (its dictionary takes ~0.5 s to load)."""
+    """jieba, loaded once per process: its dictionary is slow to load."""
     global _jieba
     if _jieba is None:
         import logging

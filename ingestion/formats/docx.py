@@ -87,9 +87,9 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     Headers, footers, footnotes, comments and table-of-contents entries are left out.
     With `shard` = (index, count), only the index-th of `count` runs of the body, cut
     at headings (see `_DocxBody`); the shards' blocks in order are the whole's.
-    The XML tree goes into `retain`, if given: freeing a large one takes time
-    (40 ms for the 5 MB of the handbook), which the parser processes spend after
-    they have answered. Not the tree of a file of RETAIN_MAX_DOCX_BYTES or more, whose
+    The XML tree goes into `retain`, if given: freeing a large one takes time, which
+    the parser processes spend after they have answered (docs/benchmarks.md,
+    Summary). Not the tree of a file of RETAIN_MAX_DOCX_BYTES or more, whose
     memory matters more while its text is chunked and embedded.
     The archive is checked against the limits first, before anything is inflated.
     """

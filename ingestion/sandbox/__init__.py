@@ -68,8 +68,8 @@ logger = logging.getLogger(__name__)
 ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
 PAGE_SHARDED_KINDS = frozenset({"pdf"})
 HEADING_SHARDED_KINDS = frozenset({"docx"})
-# Each part re-reads the whole XML (a third of a parse): below this size (about
-# 3 MB of XML) a second process saves less than it costs.
+# Each part re-reads the whole XML: below this size a second process saves less
+# than it costs (docs/benchmarks.md, Summary, "DOCX on both cores").
 HEADING_SHARD_MIN_BYTES = 256 * 1024
 
 __all__ = [

@@ -25,9 +25,9 @@ from .server import BOOTSTRAP
 # time zone, where temporary files and caches go, and thread counts.
 PASSED_VARIABLES = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR", "HOME"})
 PASSED_PREFIXES = ("LC_",)
-# The embedder's numpy needs no BLAS threads in a parser, and each one would map
-# a stack and buffers (20 MB here, a gigabyte on a 64-core host) into an address
-# space capped by RLIMIT_AS.
+# The embedder's numpy needs no BLAS threads in a parser, and each one (one per
+# core) would map a stack and buffers into an address space capped by RLIMIT_AS
+# (docs/operations.md has the sizes).
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # Imported by the parser server before it forks; a module's `warm_up()`, if it has
 # one, runs there too, so that every parser starts with it done.

@@ -216,7 +216,7 @@ def jieba_words(text: str) -> list[str]:
     """The baseline's tokens: lowercased `jieba.lcut` words, punctuation left out.
 
     bm25s's own tokenizer drops punctuation too; kept, a "？" in a question
-    matches the few passages that hold one, and costs the baseline 5 points of
-    recall@1 on CMRC.
+    matches the few passages that hold one and costs the baseline recall
+    (docs/retrieval-quality.md, "Baseline `bm25s-jieba`").
     """
     return [word for word in segmenter().lcut(text.lower()) if _WORD.search(word)]
