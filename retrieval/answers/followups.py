@@ -25,6 +25,9 @@ the newest is normally the only one needed. The rules, in order:
    takes them the same way, before it in Chinese ("一级事件快响应由谁处理？").
 3. Anything else, and every first turn, is returned unchanged.
 
+Rule 1 lives in `followup_pronouns`, the named items and noun runs both rules read
+in `followup_items`, the word classes in `followup_words`.
+
 Heuristics, not parsing: a wrong guess costs one poor search, never a wrong claim,
 because the resolved question is answered and checked like any other, and the API
 returns it so the caller sees what was searched.
@@ -36,22 +39,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .followup_items import Item, apply_edits, named_items, noun_runs
+from .followup_pronouns import resolve_pronouns
 from .followup_words import (
     EN_AUXILIARIES,
     EN_BEFORE_VERB,
-    EN_DEMONSTRATIVE,
-    EN_DETERMINERS,
-    EN_DUMMY_IT,
-    EN_PERSONAL,
-    EN_POSSESSIVE,
     EN_QUESTION_WORDS,
-    EN_STOPWORDS,
-    EN_TIME_WORDS,
-    ZH_DEMONSTRATIVE,
-    ZH_PERSONAL,
-    ZH_PREDICATE,
     ZH_QUESTION_WORDS,
-    ZH_TIME_WORDS,
     Token,
     has_question_word,
     in_place_of,
@@ -66,117 +60,19 @@ FRAGMENT_CJK_CHARS = 4
 # Longer than this, an "and ..." or "X呢" is a question of its own, not an ellipsis.
 ELLIPSIS_MAX_WORDS = 6
 ELLIPSIS_MAX_CJK_CHARS = 16
-# A pronoun after this many content words of a question this long has its own
-# antecedent ("Can employees take leave when they are sick?").
-OWN_ANTECEDENT_WORDS = 2
-OWN_ANTECEDENT_QUESTION_WORDS = 7
-OWN_ANTECEDENT_QUESTION_CJK_CHARS = 10
-
-
-def _runs(tokens: Sequence[Token], text: str) -> list[list[Token]]:
-    """Maximal runs of adjacent content words: the question's noun phrases, roughly.
-
-    A run ends at a stopword or punctuation, and a verb after "I", "who", "to" ...
-    belongs to none.
-    """
-    items = [(item.start, item.end) for item in _items(text)]
-    runs: list[list[Token]] = []
-    current: list[Token] = []
-    for index, token in enumerate(tokens):
-        # The letter of "tier A" is no article.
-        content = token.content or any(s <= token.start < e for s, e in items)
-        after_verb_cue = (
-            index > 0
-            and not token.cjk
-            and tokens[index - 1].lower in EN_BEFORE_VERB | {"how"}
-        )
-        gap = text[current[-1].end : token.start] if current else ""
-        if not content or after_verb_cue or (gap and gap.strip()):
-            if current:
-                runs.append(current)
-            current = [] if not content or after_verb_cue else [token]
-            continue
-        current.append(token)
-    if current:
-        runs.append(current)
-    return runs
-
-
-# --- Items: a label with a number or letter -----------------------------------------
-
-
-@dataclass(frozen=True)
-class _Item:
-    key: str  # the label, normalised: "level", "sev", "级"; "#year" for years
-    value: str
-    start: int
-    end: int
-    value_start: int
-    value_end: int
-
-
-_NOT_ALNUM_BEFORE, _NOT_ALNUM_AFTER = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
-_ITEM_PATTERNS = [
-    # "level 2", "version 2.1", "tier B" (the letter as a capital).
-    re.compile(
-        rf"{_NOT_ALNUM_BEFORE}(?P<label>[A-Za-z][A-Za-z-]*)\s+"
-        rf"(?P<value>\d+(?:\.\d+)*|[A-Z]){_NOT_ALNUM_AFTER}"
-    ),
-    # "SEV2", "SEV-2", "Q3", "P1", "FY2019", "level-2".
-    re.compile(
-        rf"{_NOT_ALNUM_BEFORE}(?P<label>[A-Za-z]{{1,5}})-?(?P<value>\d+){_NOT_ALNUM_AFTER}"
-    ),
-    # "第二级", "二级", "2级", "一线", "三年", "2019年", "第五条".
-    re.compile(
-        r"(?P<prefix>第)?(?P<value>[一二三四五六七八九十百两〇零]+|\d+)\s?"
-        r"(?P<label>季度|年级|阶段|级|类|档|等|期|层|楼|号|版|线|星|代|年|月|周|天|"
-        r"岁|次|名|批|轮|组|区|章|节|条|款|项)"
-    ),
-    re.compile(r"(?<!\d)(?P<value>1[89]\d\d|20\d\d)(?!\d)"),
-]
-_YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
-
-
-def _items(text: str) -> list[_Item]:
-    """The named items of `text`, left to right; earlier patterns win overlaps."""
-    found: list[_Item] = []
-    taken: list[tuple[int, int]] = []
-    for pattern in _ITEM_PATTERNS:
-        for match in pattern.finditer(text):
-            label = match.groupdict().get("label") or ""
-            if label.lower() in EN_STOPWORDS:
-                continue
-            if any(match.start() < end and start < match.end() for start, end in taken):
-                continue
-            value = match["value"]
-            key = label.lower().replace("-", "")
-            if not key or (key == "年" and _YEAR.match(value)):
-                key = "#year"
-            taken.append((match.start(), match.end()))
-            found.append(
-                _Item(
-                    key,
-                    value.upper() if value.isalpha() else value,
-                    match.start(),
-                    match.end(),
-                    match.start("value"),
-                    match.end("value"),
-                )
-            )
-    return sorted(found, key=lambda item: item.start)
 
 
 def _replace_siblings(x: str, previous: Sequence[str]) -> str | None:
     """The newest previous question naming a sibling of X's items, with X's in."""
-    wanted: dict[str, list[_Item]] = {}
-    for item in _items(x):
+    wanted: dict[str, list[Item]] = {}
+    for item in named_items(x):
         wanted.setdefault(item.key, []).append(item)
     if not wanted:
         return None
     for earlier in reversed(previous):
         edits: list[tuple[int, int, str]] = []
         for key, new in wanted.items():
-            old = [item for item in _items(earlier) if item.key == key]
+            old = [item for item in named_items(earlier) if item.key == key]
             if len({item.value for item in old}) != 1:
                 continue  # not named, or several ("level 1 and level 3"): ambiguous
             if len(new) == 1:
@@ -187,23 +83,17 @@ def _replace_siblings(x: str, previous: Sequence[str]) -> str | None:
                 span = x[new[0].start : new[-1].end]
                 edits.extend((item.start, item.end, span) for item in old)
         if edits:
-            return _apply(earlier, edits)
+            return apply_edits(earlier, edits)
     return None
 
 
 def _names_several(x: str, earlier: str) -> bool:
     """Whether `earlier` names several items of a label X names: which is meant?"""
-    keys = {item.key for item in _items(x)}
+    keys = {item.key for item in named_items(x)}
     values: dict[str, set[str]] = {}
-    for item in _items(earlier):
+    for item in named_items(earlier):
         values.setdefault(item.key, set()).add(item.value)
     return any(len(values.get(key, ())) > 1 for key in keys)
-
-
-def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text
 
 
 # --- Correspondence: the part of the previous question X stands for ------------------
@@ -220,7 +110,7 @@ def _corresponding_span(x: str, earlier: str) -> tuple[int, int] | None:
     x_tokens = [token for token in question_tokens(x) if token.content]
     if not x_tokens:
         return None
-    phrases = _runs(question_tokens(earlier), earlier)
+    phrases = noun_runs(question_tokens(earlier), earlier)
     if is_chinese(x):
         return _chinese_window(x, phrases)
     size = len(x_tokens)
@@ -398,21 +288,21 @@ def _missing_words(question: str, core: str, earlier: str) -> str:
     """
     have = {token.key for token in question_tokens(question)}
     # The items of a label the follow-up names are what it replaces.
-    keys = {item.key for item in _items(core)}
+    keys = {item.key for item in named_items(core)}
     covered = {
         position
-        for item in _items(earlier)
+        for item in named_items(earlier)
         if item.key in keys
         for position in range(item.start, item.end)
     }
-    for part in _runs(question_tokens(core), core):
+    for part in noun_runs(question_tokens(core), core):
         text = core[part[0].start : part[-1].end]
         span = _corresponding_span(text, earlier)
         if span is not None:
             covered.update(range(*span))
     words = [
         token
-        for run in _runs(question_tokens(earlier), earlier)
+        for run in noun_runs(question_tokens(earlier), earlier)
         for token in run
         if token.start not in covered
         and token.key not in have
@@ -424,155 +314,6 @@ def _missing_words(question: str, core: str, earlier: str) -> str:
     return text
 
 
-# --- Pronouns ------------------------------------------------------------------------
-
-
-def _subject(earlier: str) -> str | None:
-    """What a pronoun in the next question most likely points at."""
-    tokens = question_tokens(earlier)
-    if is_chinese(earlier):
-        return _chinese_subject(earlier, tokens)
-    runs = _runs(tokens, earlier)
-    if not runs:
-        return None
-    items = _items(earlier)
-
-    def holds_item(run: list[Token]) -> bool:
-        return any(run[0].start <= item.start < run[-1].end for item in items)
-
-    # A named item first, then the longest phrase; of equals the later ("the
-    # response time of the on-call service": the service).
-    run = max(
-        enumerate(runs), key=lambda pair: (holds_item(pair[1]), len(pair[1]), pair[0])
-    )[1]
-    start = run[0].start
-    before = [token for token in tokens if token.end <= start]
-    if before and before[-1].lower in EN_DETERMINERS:
-        start = before[-1].start
-    return earlier[start : run[-1].end]
-
-
-def _chinese_subject(earlier: str, tokens: list[Token]) -> str | None:
-    words = [
-        token for token in tokens if token.text not in {"请问", "那么", "那", "还有"}
-    ]
-    subject: list[Token] = []
-    for token in words:
-        if token.cjk and token.text in ZH_PREDICATE and any(t.content for t in subject):
-            break
-        subject.append(token)
-    else:
-        subject = []
-    while subject and not subject[-1].content:
-        subject.pop()
-    while subject and not subject[0].content:
-        subject.pop(0)
-    if subject:
-        return earlier[subject[0].start : subject[-1].end]
-    runs = _runs(tokens, earlier)
-    if not runs:
-        return None
-    run = max(enumerate(runs), key=lambda pair: (len(pair[1]), pair[0]))[1]
-    return earlier[run[0].start : run[-1].end]
-
-
-def _resolve_pronouns(question: str, earlier: str) -> str | None:
-    """`question` with its pronouns replaced by `earlier`'s subject, if it has any."""
-    tokens = question_tokens(question)
-    subject = _subject(earlier)
-    if not subject:
-        return None
-    edits: list[tuple[int, int, str]] = []
-    cjk_chars = sum(len(token.text) for token in tokens if token.cjk)
-    for index, token in enumerate(tokens):
-        before = [t for t in tokens[:index] if t.content]
-        long_question = (
-            cjk_chars >= OWN_ANTECEDENT_QUESTION_CJK_CHARS
-            if token.cjk
-            else len(tokens) >= OWN_ANTECEDENT_QUESTION_WORDS
-        )
-        if long_question and len(before) >= OWN_ANTECEDENT_WORDS:
-            continue
-        following = tokens[index + 1] if index + 1 < len(tokens) else None
-        adjacent = (
-            following is not None and not question[token.end : following.start].strip()
-        )
-        noun = following if adjacent and following.content else None
-        edit = (
-            _chinese_pronoun(token, noun, subject)
-            if token.cjk
-            else _english_pronoun(question, tokens, index, subject)
-        )
-        if edit is not None:
-            edits.append(edit)
-    if not edits:
-        return None
-    return _apply(question, edits)
-
-
-def _chinese_pronoun(
-    token: Token, noun: Token | None, subject: str
-) -> tuple[int, int, str] | None:
-    if token.text in ZH_PERSONAL:
-        return token.start, token.end, subject
-    if token.text not in ZH_DEMONSTRATIVE:
-        return None
-    if noun is None:
-        # "这是什么意思": a pronoun; "我该怎么办": "should", not one.
-        return (token.start, token.end, subject) if token.text != "该" else None
-    if noun.text in ZH_TIME_WORDS:
-        return None  # "这周", "这个月"
-    if noun.text in subject:
-        return token.start, noun.end, subject  # "该事件" -> "一级事件"
-    # "其响应时间" -> "一级事件的响应时间"
-    return token.start, token.end, f"{subject}的"
-
-
-def _english_pronoun(
-    question: str, tokens: list[Token], index: int, subject: str
-) -> tuple[int, int, str] | None:
-    token = tokens[index]
-    word = token.lower
-    previous = tokens[index - 1].lower if index else None
-    following = tokens[index + 1 :]
-    run = []
-    for next_token in following:
-        if (
-            not next_token.content
-            or question[(run[-1] if run else token).end : next_token.start].strip()
-        ):
-            break
-        run.append(next_token)
-    capital = token.text[:1].isupper() and index == 0
-
-    def cased(text: str) -> str:
-        return text[:1].upper() + text[1:] if capital else text
-
-    if word == "it" and EN_DUMMY_IT.search(question[token.start :]):
-        return None
-    if word in EN_PERSONAL:
-        return token.start, token.end, cased(subject)
-    if word in EN_POSSESSIVE or (word == "her" and run):
-        if run:
-            owned = question[run[0].start : run[-1].end]
-            return token.start, run[-1].end, cased(f"the {owned} of {subject}")
-        return token.start, token.end, cased(f"{subject}'s")
-    if word in EN_DEMONSTRATIVE:
-        # "the rule that applies": "that" after a content word is no pronoun.
-        if word == "that" and previous is not None and previous not in EN_STOPWORDS:
-            return None
-        if not run:
-            return token.start, token.end, cased(subject)  # "Who approves that?"
-        if run[0].key in {t.key for t in question_tokens(subject)}:
-            return token.start, run[0].end, cased(subject)  # "this incident"
-        if run[0].lower in EN_TIME_WORDS:
-            return None  # "this year"
-        if previous is None or previous in EN_AUXILIARIES | EN_QUESTION_WORDS:
-            return token.start, token.end, cased(subject)  # "Is that mandatory?"
-        return None  # "Who signs this form?": a noun the subject does not name
-    return None
-
-
 # --- The entry point -----------------------------------------------------------------
 
 
@@ -582,7 +323,7 @@ def resolve_follow_up(question: str, previous: Sequence[str]) -> str:
     text = question.strip()
     if not previous or not text:
         return question
-    resolved = _resolve_pronouns(text, previous[-1])
+    resolved = resolve_pronouns(text, previous[-1])
     if resolved is not None:
         return resolved
     ellipsis = _ellipsis(text)
