@@ -325,102 +325,148 @@ class ParseSandbox:
         """One request per parser, all at once; their answers in request order.
 
         `progress(done, total)` hears the pages read by all of them together."""
-        shards = len(requests)
-        parsers = self._parsers_for(shards, memory_bytes)
-        first = requests[0]
-        embedder = first.embedder
-        read = {
-            "operation": first.operation,
-            "dimension": None if embedder is None else embedder.dimension,
-            "limits": first.limits,
-        }
-        max_extensions = first.limits.max_ocr_pages
-        deadline = time.monotonic() + timeout
-        # A parser is "busy" from before its request is sent until its whole reply
-        # is read: whatever interrupts that leaves a half-written request or an
-        # unread reply in its pipe, so it is stopped rather than reused.
-        busy: dict[Channel, int] = {}
-        replies: list[wire.Reply | None] = [None] * shards
-        pages: dict[int, tuple[int, int]] = {}  # per shard: (read, of)
-        extensions = [0] * shards
+        parsers = self._parsers_for(len(requests), memory_bytes)
+        exchange = _Exchange(
+            self.server, parsers, requests, timeout=timeout, progress=progress
+        )
         try:
             for index, (parser, request) in enumerate(
                 zip(parsers, requests, strict=True)
             ):
-                busy[parser.conn] = index
-                self._send(parser, wire.encode_request(request), busy)
-            while busy:
-                for conn in wait(list(busy), timeout=POLL_SECONDS):
-                    index = busy[conn]
-                    try:
-                        reply = wire.decode_reply(
-                            conn.recv(self.server.options.reply_max_bytes), **read
-                        )
-                    except (EOFError, OSError):
-                        del busy[conn]
-                        raise parsers[index].crash_error() from None
-                    except (MessageTooLarge, ReplyRejected) as error:
-                        logger.warning(
-                            "parser reply refused, parser stopped (%s)",
-                            type(error).__name__,
-                        )
-                        raise ReplyRejected(
-                            "the parser sent a reply that is not valid"
-                        ) from None
-                    if reply.kind == "time":  # bounded by the OCR page limits
-                        extensions[index] += 1
-                        if max_extensions is not None and (
-                            extensions[index] > max_extensions
-                        ):
-                            raise ReplyRejected(
-                                "the parser asked for more time than its OCR "
-                                "pages allow"
-                            )
-                        deadline += reply.value
-                        continue
-                    if reply.kind == "progress":
-                        pages[index] = reply.value
-                        if len(pages) == shards:  # each has said how many it reads
-                            progress(*map(sum, zip(*pages.values(), strict=True)))
-                        continue
-                    replies[index] = reply
-                    del busy[conn]
-                    if reply.kind != "ok":
-                        # Errors such as a password or too many pages come from
-                        # every shard at once: a moment for the others to answer
-                        # keeps them warm; past it they are stopped.
-                        deadline = min(deadline, time.monotonic() + ERROR_GRACE)
-                if busy:
-                    if any(r is not None and r.kind != "ok" for r in replies):
-                        if time.monotonic() >= deadline:
-                            break
-                        continue
-                    interrupt()
-                    if time.monotonic() >= deadline:
-                        raise ParseTimeout(
-                            f"parsing took longer than {timeout:g} s, the limit"
-                        )
+                exchange.busy[parser.conn] = index
+                self._send(parser, wire.encode_request(request), exchange.busy)
+            while exchange.busy:
+                for conn in wait(list(exchange.busy), timeout=POLL_SECONDS):
+                    exchange.receive(conn)
+                if exchange.busy and not exchange.keep_waiting(interrupt):
+                    break
         except BaseException:
             # Timed out, crashed, misbehaved or interrupted: the parsers still busy
             # start afresh.
-            for index in busy.values():
-                parsers[index].stop()
+            exchange.stop_busy_parsers()
             raise
-        for index in busy.values():
-            parsers[index].stop()  # a shard failed; the others' work is moot
-        results = []
-        for index, reply in enumerate(replies):
-            if reply is None:
-                continue
-            if reply.kind == "memory":
-                parsers[index].stop()
-                raise _out_of_memory(memory_bytes)
-            if reply.kind == "failed":
-                raise ParserProcessError(f"{reply.value} in the parser process")
-            if reply.kind == "error":
-                raise reply.value
-            results.append(reply.value)
-        return results
+        exchange.stop_busy_parsers()  # a shard failed; the others' work is moot
+        return _results(exchange.replies, parsers, memory_bytes)
+
+
+class _Exchange:
+    """The state of one `ParseSandbox._run`: which parsers still owe their reply,
+    the replies in, the pages read and the deadline requests for time push back."""
+
+    def __init__(
+        self,
+        server: ParserServer,
+        parsers: list[_Parser],
+        requests: list[wire.Request],
+        *,
+        timeout: float,
+        progress: Callable[[int, int], None],
+    ) -> None:
+        first = requests[0]
+        embedder = first.embedder
+        self.shards = len(requests)
+        self.server = server
+        self.parsers = parsers
+        self.timeout = timeout
+        self.progress = progress
+        self.read = {
+            "operation": first.operation,
+            "dimension": None if embedder is None else embedder.dimension,
+            "limits": first.limits,
+        }
+        self.max_extensions = first.limits.max_ocr_pages
+        self.deadline = time.monotonic() + timeout
+        # A parser is "busy" from before its request is sent until its whole reply
+        # is read: whatever interrupts that leaves a half-written request or an
+        # unread reply in its pipe, so it is stopped rather than reused.
+        self.busy: dict[Channel, int] = {}
+        self.replies: list[wire.Reply | None] = [None] * self.shards
+        self.pages: dict[int, tuple[int, int]] = {}  # per shard: (read, of)
+        self.extensions = [0] * self.shards
+
+    def receive(self, conn: Channel) -> None:
+        """Read and act on one message from the parser on `conn`."""
+        index = self.busy[conn]
+        try:
+            reply = wire.decode_reply(
+                conn.recv(self.server.options.reply_max_bytes), **self.read
+            )
+        except (EOFError, OSError):
+            del self.busy[conn]
+            raise self.parsers[index].crash_error() from None
+        except (MessageTooLarge, ReplyRejected) as error:
+            logger.warning(
+                "parser reply refused, parser stopped (%s)", type(error).__name__
+            )
+            raise ReplyRejected("the parser sent a reply that is not valid") from None
+        if reply.kind == "time":
+            self._extend_deadline(index, reply.value)
+        elif reply.kind == "progress":
+            self._report_pages(index, reply.value)
+        else:
+            self._finish(conn, index, reply)
+
+    def _extend_deadline(self, index: int, seconds: float) -> None:
+        # Bounded by the OCR page limits.
+        self.extensions[index] += 1
+        if self.max_extensions is not None and (
+            self.extensions[index] > self.max_extensions
+        ):
+            raise ReplyRejected(
+                "the parser asked for more time than its OCR pages allow"
+            )
+        self.deadline += seconds
+
+    def _report_pages(self, index: int, pages: tuple[int, int]) -> None:
+        self.pages[index] = pages
+        if len(self.pages) == self.shards:  # each has said how many it reads
+            self.progress(*map(sum, zip(*self.pages.values(), strict=True)))
+
+    def _finish(self, conn: Channel, index: int, reply: wire.Reply) -> None:
+        self.replies[index] = reply
+        del self.busy[conn]
+        if reply.kind != "ok":
+            # Errors such as a password or too many pages come from every shard
+            # at once: a moment for the others to answer keeps them warm; past it
+            # they are stopped.
+            self.deadline = min(self.deadline, time.monotonic() + ERROR_GRACE)
+
+    def keep_waiting(self, interrupt: Callable[[], None]) -> bool:
+        """Whether to wait for the busy parsers once more: not past the grace
+        after a shard failed; `interrupt()` may raise, and so does the deadline."""
+        if any(r is not None and r.kind != "ok" for r in self.replies):
+            return time.monotonic() < self.deadline
+        interrupt()
+        if time.monotonic() >= self.deadline:
+            raise ParseTimeout(
+                f"parsing took longer than {self.timeout:g} s, the limit"
+            )
+        return True
+
+    def stop_busy_parsers(self) -> None:
+        for index in self.busy.values():
+            self.parsers[index].stop()
+
+
+def _results(
+    replies: list[wire.Reply | None],
+    parsers: list[_Parser],
+    memory_bytes: int | None,
+) -> list:
+    """The parsers' answers in request order, or the first shard's failure."""
+    results = []
+    for index, reply in enumerate(replies):
+        if reply is None:
+            continue
+        if reply.kind == "memory":
+            parsers[index].stop()
+            raise _out_of_memory(memory_bytes)
+        if reply.kind == "failed":
+            raise ParserProcessError(f"{reply.value} in the parser process")
+        if reply.kind == "error":
+            raise reply.value
+        results.append(reply.value)
+    return results
 
 
 def _shard_count(kind: str, data: bytes, processes: int) -> int:

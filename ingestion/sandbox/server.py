@@ -218,31 +218,45 @@ def serve(conn: Channel) -> None:
         # What the answer was built from is freed after it is sent (a large
         # document's tree takes tens of milliseconds), while the worker reads it.
         retained: list = []
-        try:
-            progress, more_time = _reporters(conn)
-            result = _answer(
-                request, retain=retained, progress=progress, more_time=more_time
-            )
-            reply = wire.encode_result(request.operation, result)
-            del result
-        except MemoryError:
-            reply = wire.MEMORY
-        except ParseError as error:
-            reply = wire.encode_error(error)
-        except Exception as error:  # chunking or embedding: not the file's fault
-            reply = wire.encode_failed(error)
+        reply = _reply_to(conn, request, retained)
         del request
-        try:
-            try:
-                conn.send(reply)
-            except MemoryError:
-                retained.clear()  # the tree kept for later goes now, and once more
-                conn.send(reply)
-        except MemoryError:
-            conn.send(wire.MEMORY)
-        except (BrokenPipeError, OSError):
+        if not _send_reply(conn, reply, retained):
             return
         del reply, retained
+
+
+def _reply_to(conn: Channel, request: wire.Request, retained: list) -> bytes:
+    """The encoded answer to `request`, or the error that stopped it."""
+    try:
+        progress, more_time = _reporters(conn)
+        result = _answer(
+            request, retain=retained, progress=progress, more_time=more_time
+        )
+        reply = wire.encode_result(request.operation, result)
+        del result
+    except MemoryError:
+        reply = wire.MEMORY
+    except ParseError as error:
+        reply = wire.encode_error(error)
+    except Exception as error:  # chunking or embedding: not the file's fault
+        reply = wire.encode_failed(error)
+    return reply
+
+
+def _send_reply(conn: Channel, reply: bytes, retained: list) -> bool:
+    """Send `reply`, freeing `retained` to find the memory if need be; False when
+    the worker is gone."""
+    try:
+        try:
+            conn.send(reply)
+        except MemoryError:
+            retained.clear()  # the tree kept for later goes now, and once more
+            conn.send(reply)
+    except MemoryError:
+        conn.send(wire.MEMORY)
+    except (BrokenPipeError, OSError):
+        return False
+    return True
 
 
 # Embedders kept for the life of the parser: a warm feature cache.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -199,44 +200,78 @@ def _decode_reply(
     message = _unpack(data)
     if type(message) is not list or not message or type(message[0]) is not str:
         raise WireError("a message is a list that starts with its kind")
-    kind = message[0]
-    if kind == "progress":
-        _, done, total = wire_list(message, 3)
-        if wire_int(done) > wire_int(total):
-            raise WireError("more pages read than there are")
-        return Reply(kind, (done, total))
-    if kind == "time":
-        _, seconds = wire_list(message, 2)
-        cap = limits.ocr_page_seconds
-        if type(seconds) is not float or cap is None or not 0 <= seconds <= cap:
-            raise WireError("more time than one OCR page may take")
-        return Reply(kind, seconds)
-    if kind == "ok":
-        _, result = wire_list(message, 2)
-        if operation == "blocks":
-            if type(result) is not list:
-                raise WireError("expected a list of blocks")
-            return Reply(kind, [Block.from_wire(block) for block in result])
-        return Reply(kind, _extracted_part(result, dimension, limits))
-    if kind == "error":
-        _, name, reason = wire_list(message, 3)
-        if len(wire_str(name)) > _MAX_NAME or len(wire_str(reason)) > _MAX_REASON:
-            raise WireError("error name or reason too long")
-        cls = parse_error_classes().get(name, ParseError)
-        try:
-            error = cls(reason)
-        except Exception:  # a subclass with another signature: still a ParseError
-            error = ParseError(reason)
-        return Reply(kind, error)
-    if kind == "memory":
-        wire_list(message, 1)
-        return Reply(kind)
-    if kind == "failed":
-        _, name = wire_list(message, 2)
-        if len(wire_str(name)) > _MAX_NAME or not name.isidentifier():
-            raise WireError("an exception type name")
-        return Reply(kind, name)
-    raise WireError("unknown message kind")
+    read = _REPLY_READERS.get(message[0])
+    if read is None:
+        raise WireError("unknown message kind")
+    return read(message, operation=operation, dimension=dimension, limits=limits)
+
+
+# One reader per kind of reply: each takes `_decode_reply`'s arguments by keyword
+# and uses those it needs.
+
+
+def _read_progress(message: list, **_: object) -> Reply:
+    _, done, total = wire_list(message, 3)
+    if wire_int(done) > wire_int(total):
+        raise WireError("more pages read than there are")
+    return Reply("progress", (done, total))
+
+
+def _read_time(message: list, *, limits: ParseLimits, **_: object) -> Reply:
+    _, seconds = wire_list(message, 2)
+    cap = limits.ocr_page_seconds
+    if type(seconds) is not float or cap is None or not 0 <= seconds <= cap:
+        raise WireError("more time than one OCR page may take")
+    return Reply("time", seconds)
+
+
+def _read_ok(
+    message: list,
+    *,
+    operation: str,
+    dimension: int | None,
+    limits: ParseLimits,
+) -> Reply:
+    _, result = wire_list(message, 2)
+    if operation == "blocks":
+        if type(result) is not list:
+            raise WireError("expected a list of blocks")
+        return Reply("ok", [Block.from_wire(block) for block in result])
+    return Reply("ok", _extracted_part(result, dimension, limits))
+
+
+def _read_error(message: list, **_: object) -> Reply:
+    _, name, reason = wire_list(message, 3)
+    if len(wire_str(name)) > _MAX_NAME or len(wire_str(reason)) > _MAX_REASON:
+        raise WireError("error name or reason too long")
+    cls = parse_error_classes().get(name, ParseError)
+    try:
+        error = cls(reason)
+    except Exception:  # a subclass with another signature: still a ParseError
+        error = ParseError(reason)
+    return Reply("error", error)
+
+
+def _read_memory(message: list, **_: object) -> Reply:
+    wire_list(message, 1)
+    return Reply("memory")
+
+
+def _read_failed(message: list, **_: object) -> Reply:
+    _, name = wire_list(message, 2)
+    if len(wire_str(name)) > _MAX_NAME or not name.isidentifier():
+        raise WireError("an exception type name")
+    return Reply("failed", name)
+
+
+_REPLY_READERS: dict[str, Callable[..., Reply]] = {
+    "progress": _read_progress,
+    "time": _read_time,
+    "ok": _read_ok,
+    "error": _read_error,
+    "memory": _read_memory,
+    "failed": _read_failed,
+}
 
 
 def _extracted_part(
