@@ -156,15 +156,22 @@ class _HTMLTextExtractor:
             self._end_row()
             self._tables[-1].row = []
         elif tag in ("td", "th") and self._tables:
-            self._end_cell()
-            table = self._tables[-1]
-            if table.row is None:
-                table.row = []
-            table.cell = []
+            self._start_cell()
         elif cell is not None:
             if tag in _HTML_BLOCK or tag in _HTML_HEADINGS or tag == "br":
                 cell.append(" ")
-        elif tag in _HTML_HEADINGS:
+        else:
+            self._start_outside_cell(tag)
+
+    def _start_cell(self) -> None:
+        self._end_cell()
+        table = self._tables[-1]
+        if table.row is None:
+            table.row = []
+        table.cell = []
+
+    def _start_outside_cell(self, tag: str) -> None:
+        if tag in _HTML_HEADINGS:
             self._flush()
             self._heading = _HTML_HEADINGS[tag]
         elif tag == "br":

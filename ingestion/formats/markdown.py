@@ -220,6 +220,11 @@ class _MarkdownReader:
         quotes = _MD_QUOTES.match(line)
         if quotes:
             line = line[quotes.end() :]
+        return self._read_marked_line(lines, index, line)
+
+    def _read_marked_line(self, lines: list[str], index: int, line: str) -> int:
+        """`lines[index]`, without its quote markers as `line`: a heading, a rule,
+        a table, a list item, a link reference definition or more of a paragraph."""
         atx = _MD_ATX.match(line)
         if atx:
             self.heading(len(atx.group(1)), _atx_title(line[atx.end() :]))
