@@ -137,42 +137,67 @@ def _english_pronoun(
     question: str, tokens: list[Token], index: int, subject: str
 ) -> tuple[int, int, str] | None:
     token = tokens[index]
-    word = token.lower
     previous = tokens[index - 1].lower if index else None
-    following = tokens[index + 1 :]
+    run = _words_right_after(question, tokens, index)
+    capital = token.text[:1].isupper() and index == 0
+    edit = _english_edit(question, token, previous, run, subject)
+    if edit is None or not capital:
+        return edit
+    start, end, text = edit
+    return start, end, text[:1].upper() + text[1:]
+
+
+def _words_right_after(question: str, tokens: list[Token], index: int) -> list[Token]:
+    """The content words after `tokens[index]`, up to the first other word or
+    anything but spaces between two."""
+    token = tokens[index]
     run = []
-    for next_token in following:
+    for next_token in tokens[index + 1 :]:
         if (
             not next_token.content
             or question[(run[-1] if run else token).end : next_token.start].strip()
         ):
             break
         run.append(next_token)
-    capital = token.text[:1].isupper() and index == 0
+    return run
 
-    def cased(text: str) -> str:
-        return text[:1].upper() + text[1:] if capital else text
 
+def _english_edit(
+    question: str,
+    token: Token,
+    previous: str | None,
+    run: list[Token],
+    subject: str,
+) -> tuple[int, int, str] | None:
+    """The edit for an English pronoun; `_english_pronoun` capitalises it where
+    it starts the question."""
+    word = token.lower
     if word == "it" and EN_DUMMY_IT.search(question[token.start :]):
         return None
     if word in EN_PERSONAL:
-        return token.start, token.end, cased(subject)
+        return token.start, token.end, subject
     if word in EN_POSSESSIVE or (word == "her" and run):
         if run:
             owned = question[run[0].start : run[-1].end]
-            return token.start, run[-1].end, cased(f"the {owned} of {subject}")
-        return token.start, token.end, cased(f"{subject}'s")
+            return token.start, run[-1].end, f"the {owned} of {subject}"
+        return token.start, token.end, f"{subject}'s"
     if word in EN_DEMONSTRATIVE:
-        # "the rule that applies": "that" after a content word is no pronoun.
-        if word == "that" and previous is not None and previous not in EN_STOPWORDS:
-            return None
-        if not run:
-            return token.start, token.end, cased(subject)  # "Who approves that?"
-        if run[0].key in {t.key for t in question_tokens(subject)}:
-            return token.start, run[0].end, cased(subject)  # "this incident"
-        if run[0].lower in EN_TIME_WORDS:
-            return None  # "this year"
-        if previous is None or previous in EN_AUXILIARIES | EN_QUESTION_WORDS:
-            return token.start, token.end, cased(subject)  # "Is that mandatory?"
-        return None  # "Who signs this form?": a noun the subject does not name
+        return _demonstrative_edit(token, previous, run, subject)
     return None
+
+
+def _demonstrative_edit(
+    token: Token, previous: str | None, run: list[Token], subject: str
+) -> tuple[int, int, str] | None:
+    # "the rule that applies": "that" after a content word is no pronoun.
+    if token.lower == "that" and previous is not None and previous not in EN_STOPWORDS:
+        return None
+    if not run:
+        return token.start, token.end, subject  # "Who approves that?"
+    if run[0].key in {t.key for t in question_tokens(subject)}:
+        return token.start, run[0].end, subject  # "this incident"
+    if run[0].lower in EN_TIME_WORDS:
+        return None  # "this year"
+    if previous is None or previous in EN_AUXILIARIES | EN_QUESTION_WORDS:
+        return token.start, token.end, subject  # "Is that mandatory?"
+    return None  # "Who signs this form?": a noun the subject does not name

@@ -187,30 +187,18 @@ def _ellipsis(question: str) -> _Ellipsis | None:
     tokens = question_tokens(question)
     if not tokens:
         return None
-    if is_chinese(question):
-        match = _ZH_ELLIPSIS.match(question)
-        cjk_chars = sum(len(token.text) for token in tokens if token.cjk)
-        framed = bool(
-            match
-            and (match["frame"].strip(" ，,") or match["end"][:1] in tuple("呢又如怎"))
-        )
-        short = cjk_chars <= FRAGMENT_CJK_CHARS and len(tokens) <= FRAGMENT_WORDS
-        if not match or not (framed or short):
-            return None
-        limit = ELLIPSIS_MAX_CJK_CHARS
-        size = len(match["x"])
-    else:
-        match = _EN_ELLIPSIS.match(question)
-        framed = bool(match and match["frame"].strip(" ,"))
-        short = len(tokens) <= FRAGMENT_WORDS
-        if not match or not (framed or short):
-            return None
-        limit = ELLIPSIS_MAX_WORDS
-        size = len(question_tokens(match["x"]))
+    framing = (
+        _chinese_framing(question, tokens)
+        if is_chinese(question)
+        else _english_framing(question, tokens)
+    )
+    if framing is None:
+        return None
+    match = framing.match
     x_tokens = question_tokens(match["x"])
-    if framed and not short:
+    if framing.framed and not framing.short:
         # "And how long is the probation period?" asks a question of its own.
-        if size > limit or has_question_word(x_tokens):
+        if framing.too_long or has_question_word(x_tokens):
             return None
         if x_tokens and not x_tokens[0].cjk and x_tokens[0].lower in EN_AUXILIARIES:
             return None
@@ -222,6 +210,40 @@ def _ellipsis(question: str) -> _Ellipsis | None:
     elif not any(token.content for token in x_tokens):
         return None  # "OK", "谢谢！"
     return _Ellipsis(match["x"], match.start("x"), match.end("x"))
+
+
+@dataclass(frozen=True)
+class _Framing:
+    """How a question may be an ellipsis: X in `match`, and whether it is framed
+    ("and ...", "那X呢"), short (a fragment) and too long for an ellipsis."""
+
+    match: re.Match[str]
+    framed: bool
+    short: bool
+    too_long: bool
+
+
+def _chinese_framing(question: str, tokens: list[Token]) -> _Framing | None:
+    match = _ZH_ELLIPSIS.match(question)
+    cjk_chars = sum(len(token.text) for token in tokens if token.cjk)
+    framed = bool(
+        match
+        and (match["frame"].strip(" ，,") or match["end"][:1] in tuple("呢又如怎"))
+    )
+    short = cjk_chars <= FRAGMENT_CJK_CHARS and len(tokens) <= FRAGMENT_WORDS
+    if not match or not (framed or short):
+        return None
+    return _Framing(match, framed, short, len(match["x"]) > ELLIPSIS_MAX_CJK_CHARS)
+
+
+def _english_framing(question: str, tokens: list[Token]) -> _Framing | None:
+    match = _EN_ELLIPSIS.match(question)
+    framed = bool(match and match["frame"].strip(" ,"))
+    short = len(tokens) <= FRAGMENT_WORDS
+    if not match or not (framed or short):
+        return None
+    size = len(question_tokens(match["x"]))
+    return _Framing(match, framed, short, size > ELLIPSIS_MAX_WORDS)
 
 
 def _names_a_topic(tokens: Sequence[Token]) -> bool:

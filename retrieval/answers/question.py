@@ -206,52 +206,72 @@ def stem(word: str) -> str:
 
 def _terms(question: str) -> tuple[Term, ...]:
     """Content words in order; see the module docstring."""
-    spans: list[tuple[str, bool, str]] = []  # (term, is CJK, the words before it)
-    words: list[str] = []  # every word so far, for the focus test
-    run: list[str] = []
-    run_before = ""
-
-    def flush() -> None:
-        if run:
-            spans.append(("".join(run), True, run_before))
-            run.clear()
+    found = _TermSpans()
 
     def titled(match: re.Match) -> str:
-        spans.append((match.group(1), True, ""))
+        found.spans.append((match.group(1), True, ""))
         return " "
 
     text = _TITLE.sub(titled, normalized(question))
-    spans.extend((_dotted_name(run), True, "") for run in _DOTTED_NAME.findall(text))
+    found.spans.extend(
+        (_dotted_name(run), True, "") for run in _DOTTED_NAME.findall(text)
+    )
     after_number = False
     for is_cjk, chunk in iter_terms(text):
         if is_cjk and after_number and chunk[0] in _NUMBER_UNITS:
             chunk = chunk[1:]  # the unit of a number ("1969年"), not a word
         after_number = not is_cjk and bool(_NUMBER.fullmatch(chunk))
-        pieces = segmenter().lcut(chunk, HMM=False) if is_cjk else [chunk]
-        for word in pieces:
-            before = "".join(words[-3:])
-            words.append(word)
-            if not is_cjk:
-                flush()
-                if word not in STOPWORDS and len(word) > 1 and not after_number:
-                    spans.append((word, False, " ".join(words[-3:-1])))
-                continue
-            if (
-                word in STOPWORDS
-                or _QUESTION_WORD.fullmatch(word)
-                or _QUESTION_WORD_START.match(word)
-                or _COUNTED.fullmatch(word)
-                or (len(word) == 1 and word in _GLUE_CHARACTERS)
-            ):
-                flush()
-            elif len(word) == 1:
-                if not run:
-                    run_before = before
-                run.append(word)
-            else:
-                flush()
-                spans.append((word, True, before))
-        flush()
+        if is_cjk:
+            for word in segmenter().lcut(chunk, HMM=False):
+                found.add_cjk(word)
+        else:
+            found.add_latin(chunk, is_number=after_number)
+        found.end_run()
+    return _terms_from_spans(found.spans)
+
+
+class _TermSpans:
+    """The candidate terms `_terms` collects, in order: (term, is CJK, the words
+    before it, for the focus test)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[str, bool, str]] = []
+        self._words: list[str] = []  # every word so far
+        self._run: list[str] = []  # single CJK characters, to join into one term
+        self._run_before = ""
+
+    def add_latin(self, word: str, *, is_number: bool) -> None:
+        self._words.append(word)
+        self.end_run()
+        if word not in STOPWORDS and len(word) > 1 and not is_number:
+            self.spans.append((word, False, " ".join(self._words[-3:-1])))
+
+    def add_cjk(self, word: str) -> None:
+        before = "".join(self._words[-3:])
+        self._words.append(word)
+        if (
+            word in STOPWORDS
+            or _QUESTION_WORD.fullmatch(word)
+            or _QUESTION_WORD_START.match(word)
+            or _COUNTED.fullmatch(word)
+            or (len(word) == 1 and word in _GLUE_CHARACTERS)
+        ):
+            self.end_run()
+        elif len(word) == 1:
+            if not self._run:
+                self._run_before = before
+            self._run.append(word)
+        else:
+            self.end_run()
+            self.spans.append((word, True, before))
+
+    def end_run(self) -> None:
+        if self._run:
+            self.spans.append(("".join(self._run), True, self._run_before))
+            self._run.clear()
+
+
+def _terms_from_spans(spans: list[tuple[str, bool, str]]) -> tuple[Term, ...]:
     terms: dict[str, Term] = {}
     for term, is_cjk, before in spans:
         if is_cjk and len(term) == 1:

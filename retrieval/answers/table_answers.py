@@ -24,7 +24,6 @@ from decimal import Decimal
 
 from ..tokens import normalized
 from .calculator import CalculationError, calculate, describe, parse_number
-from .evidence import tables_of
 from .question import Question, analyse, has_cjk
 from .ranking import Matcher
 from .table_lookup import (
@@ -35,13 +34,13 @@ from .table_lookup import (
     Match,
     best_row,
     columns_asked,
-    has_years,
+    every_year_column,
     names_a_column,
     numeric,
     ordered_by_time,
-    previous_year_column,
+    tables_for,
     weighted_share,
-    years_asked,
+    with_previous_year,
 )
 from .tables import Row, Table
 from .types import Claim, Operand, Operation, Source, TermStatistics
@@ -128,28 +127,19 @@ def table_claims(
 ) -> list[Claim]:
     """Claims answered from a table of `sources`, or [] when none fits."""
     text = normalized(question.text).rstrip("?？ ")
-    tables = [(source, table) for source in sources for table in tables_of(source)]
-    # A table without a year the question names is about other periods.
-    years = years_asked(text)
-    tables = [
-        (source, table)
-        for source, table in tables
-        if table.rows and has_years(table, years)
-    ]
+    tables = tables_for(text, sources)
     if not tables:
         return []
     listed = _COMPONENTS.search(text)
     if listed:
         return _components(listed["what"] or "", tables, statistics)
-    shown = _WHICH_YEARS_SHOWN.search(text) and not _threshold(text)
+    shown = bool(_WHICH_YEARS_SHOWN.search(text) and not _threshold(text))
     if _EXPLANATORY.search(text) and not shown:
         return []
     operation = _operation(text)
-    pair = _pair(text) if operation in _PAIR_OPERATIONS else None
-    if pair is not None:
-        first, second = (best_row(analyse(part), tables, statistics) for part in pair)
-        if first and second and first.table is second.table and first.row != second.row:
-            return _two_rows(question, operation, first, second)
+    claims = _pair_claims(question, text, operation, tables, statistics)
+    if claims is not None:
+        return claims
     match = best_row(question, tables, statistics)
     if match is None and shown:
         source, table = tables[0]
@@ -161,6 +151,37 @@ def table_claims(
     columns = columns_asked(question, match.table, match.row)
     if columns is None:
         return []
+    return _row_claims(question, text, operation, match, columns, shown=shown)
+
+
+def _pair_claims(
+    question: Question,
+    text: str,
+    operation: Operation | None,
+    tables: list[tuple[Source, Table]],
+    statistics: TermStatistics | None,
+) -> list[Claim] | None:
+    """The claims of "ratio of A to B" and the like, or None unless `text` names
+    two rows of one table that way."""
+    pair = _pair(text) if operation in _PAIR_OPERATIONS else None
+    if pair is None:
+        return None
+    first, second = (best_row(analyse(part), tables, statistics) for part in pair)
+    if first and second and first.table is second.table and first.row != second.row:
+        return _two_rows(question, operation, first, second)
+    return None
+
+
+def _row_claims(
+    question: Question,
+    text: str,
+    operation: Operation | None,
+    match: Match,
+    columns: list[int],
+    *,
+    shown: bool,
+) -> list[Claim]:
+    """What the question asks of the row `match` found, in its `columns`."""
     threshold = _threshold(text)
     if threshold is not None and (
         _WHICH_YEAR.search(text) or _HOW_MANY_YEARS.search(text)
@@ -300,27 +321,18 @@ def _one_row(
         Operation.PERCENTAGE_CHANGE,
         Operation.DIFFERENCE,
     ):
-        if len(columns) == 1:
-            previous = previous_year_column(table, row, columns[0])
-            columns = [previous, columns[0]] if previous is not None else []
+        columns = with_previous_year(table, row, columns)
         if len(columns) != 2:
             return []
         if operation is Operation.DIFFERENCE:
             operation = Operation.CHANGE
         columns = ordered_by_time(table, columns)
     elif operation is Operation.AVERAGE:
-        if len(columns) == 1:
-            previous = previous_year_column(table, row, columns[0])
-            columns = [previous, columns[0]] if previous is not None else []
-        elif not columns:
-            # Every year of the row; not the percentages beside its amounts.
-            columns = [
-                c
-                for c in table.value_columns
-                if numeric(row, c) is not None
-                and YEAR.search(table.columns[c])
-                and "%" not in row.value(c)
-            ]
+        columns = (
+            with_previous_year(table, row, columns)
+            if columns
+            else every_year_column(table, row)
+        )
         if len(columns) < 2:
             return []
     elif operation is Operation.SUM:

@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from ..tokens import normalized
 from .calculator import parse_number
+from .evidence import tables_of
 from .question import Question, Term, analyse, stem
 from .ranking import Matcher
 from .tables import Row, Table, with_full_year
@@ -176,6 +177,18 @@ def years_asked(text: str) -> list[str]:
     return years
 
 
+def tables_for(text: str, sources: Sequence[Source]) -> list[tuple[Source, Table]]:
+    """The tables of `sources` with rows and every year `text` names."""
+    tables = [(source, table) for source in sources for table in tables_of(source)]
+    # A table without a year the question names is about other periods.
+    years = years_asked(text)
+    return [
+        (source, table)
+        for source, table in tables
+        if table.rows and has_years(table, years)
+    ]
+
+
 def has_years(table: Table, years: list[str]) -> bool:
     labels = " ".join(table.columns)
     return all(year in labels for year in years)
@@ -223,3 +236,23 @@ def previous_year_column(table: Table, row: Row, column: int) -> int | None:
         if earlier in table.columns[other] and numeric(row, other) is not None:
             return other
     return None
+
+
+def with_previous_year(table: Table, row: Row, columns: list[int]) -> list[int]:
+    """One column asked for with the year before it ([] without one); more
+    columns as they are."""
+    if len(columns) == 1:
+        previous = previous_year_column(table, row, columns[0])
+        return [previous, columns[0]] if previous is not None else []
+    return columns
+
+
+def every_year_column(table: Table, row: Row) -> list[int]:
+    """Every year of the row; not the percentages beside its amounts."""
+    return [
+        c
+        for c in table.value_columns
+        if numeric(row, c) is not None
+        and YEAR.search(table.columns[c])
+        and "%" not in row.value(c)
+    ]
