@@ -9,13 +9,16 @@ submitters in `tests/security/test_fair_claiming.py`.
 from __future__ import annotations
 
 import random
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from ingestion import claims, services
 from ingestion.models import IngestionTask
+from ingestion.worker import Worker, WorkerStats
 from retrieval.models import Chunk
 from tests.ingestion.tasks import (
     chunk_rows,
@@ -51,20 +54,73 @@ def fresh_progress(task) -> dict:
 
 
 class TestClaiming:
-    def test_two_workers_race_for_one_task(self, knowledge_base, submit, run_worker):
+    @pytest.mark.django_db(transaction=True)
+    def test_two_workers_race_for_one_task(self, knowledge_base, submit, monkeypatch):
+        """Two workers, each in its own thread with its own database connection,
+        both read the task as claimable; only then do both send their conditional
+        claim, at once. One UPDATE wins, and the task runs once."""
         task = submit(markdown_document(knowledge_base))
+        both_read = threading.Barrier(2, timeout=30)
+        claim_candidate = claims.ingestion_task_claim_candidate
 
-        first = claims.ingestion_task_claim(task.pk, worker_id="worker-one")
-        second = claims.ingestion_task_claim(task.pk, worker_id="worker-two")
+        def claim_once_both_have_read(candidate, *, worker_id):
+            both_read.wait()
+            return claim_candidate(candidate, worker_id=worker_id)
 
-        assert first is not None
-        assert second is None
+        monkeypatch.setattr(
+            claims, "ingestion_task_claim_candidate", claim_once_both_have_read
+        )
+        runs: dict[str, tuple[WorkerStats, list[str]]] = {}
+        errors: dict[str, BaseException] = {}
+
+        def work(worker_id: str) -> None:
+            lines: list[str] = []
+            try:
+                stats = Worker(worker_id=worker_id, write=lines.append).run(task.pk)
+                runs[worker_id] = (stats, lines)
+            except BaseException as error:
+                errors[worker_id] = error
+            finally:
+                connection.close()
+
+        threads = [
+            threading.Thread(target=work, args=(worker_id,))
+            for worker_id in ("worker-one", "worker-two")
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+
+        assert not errors
+        assert sorted(runs) == ["worker-one", "worker-two"]
+        winners = [worker_id for worker_id, (stats, _) in runs.items() if stats.claimed]
+        assert len(winners) == 1, runs
+        [winner] = winners
+        [loser] = set(runs) - {winner}
+        claims_made = ("claimed ", "claim missed ")
+        claimed = [
+            line
+            for _, lines in runs.values()
+            for line in lines
+            if line.startswith(claims_made)
+        ]
+        assert sorted(claimed) == [
+            f"claim missed task={task.pk} worker={loser}",
+            f"claimed task={task.pk} worker={winner} status=running attempt=1",
+        ]
+        assert (runs[winner][0].succeeded, runs[loser][0].missed) == (1, 1)
         task.refresh_from_db()
         assert (task.status, task.worker_id, task.attempt) == (
-            "running",
-            "worker-one",
+            "succeeded",
+            winner,
             1,
         )
+        chunks = Chunk.objects.filter(document_id=task.document_id)
+        ordinals = sorted(chunks.values_list("ordinal", flat=True))
+        assert task.completed == len(ordinals) > 1
+        assert ordinals == list(range(len(ordinals)))
+        assert set(chunks.values_list("ingestion_task_id", flat=True)) == {task.pk}
 
     def test_the_claim_shows_the_first_stage_of_the_run(self, knowledge_base, submit):
         task = submit(markdown_document(knowledge_base))
