@@ -209,7 +209,11 @@ class TestHeartbeat:
                 deadline = time.monotonic() + 10
                 while not running.exists() and time.monotonic() < deadline:
                     time.sleep(0.05)
-                time.sleep(0.3)
+                # Mid-parse: the heartbeat has renewed the lease since it began.
+                lease = running.values_list("lease_expires_at", flat=True).get()
+                renewed = running.filter(lease_expires_at__gt=lease)
+                while not renewed.exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 running.update(claim_token=None, worker_id="other")
             finally:
                 connection.close()
