@@ -245,6 +245,10 @@ class TestStopping:
         assert time.monotonic() - signalled < 2
 
 
+def outages(worker: Process) -> list[str]:
+    return [line for line in worker.lines if line.startswith("database unavailable")]
+
+
 def test_a_loop_worker_survives_a_database_restart(knowledge_base, process_env):
     if connection.vendor != "postgresql":
         pytest.skip("restarts a PostgreSQL database")
@@ -281,7 +285,8 @@ def test_a_loop_worker_survives_a_database_restart(knowledge_base, process_env):
                 [clone],
             )
             worker.wait_for_line("database unavailable", timeout=10)
-            time.sleep(1.5)
+            # Down until a retry has failed too: the worker keeps trying.
+            wait_until(lambda: len(outages(worker)) >= 2, timeout=10)
             admin.execute(f'ALTER DATABASE "{clone}" ALLOW_CONNECTIONS true')
             worker.wait_for_line("database available again", timeout=20)
             worker.wait_for_line(f"succeeded task={task.pk}", timeout=30)

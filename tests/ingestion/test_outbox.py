@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from ingestion import services
 from ingestion.models import IngestionTask, OutboxEvent
 from ingestion.outbox import PostgresNotify, RedisPush, Relay
-from ingestion.wakeups import CHANNEL, PollWaiter, PostgresWaiter
+from ingestion.wakeups import CHANNEL, PollWaiter
 from tests.factories import DocumentFactory
 from tests.ingestion.processes import Process, wait_until
 
@@ -166,44 +166,6 @@ def test_postgresql_notify_carries_the_task_id():
         relay(PostgresNotify()).run()
         notes = list(listener.notifies(timeout=5, stop_after=1))
     assert [(n.channel, n.payload) for n in notes] == [(CHANNEL, "task-42")]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_ready_waiter_keeps_a_wake_up_sent_before_it_waits():
-    if connection.vendor != "postgresql":
-        pytest.skip("NOTIFY is PostgreSQL's")
-    never = threading.Event()
-    ready, late = PostgresWaiter(), PostgresWaiter()
-    try:
-        ready.ready()
-        event("task-1")
-        relay(PostgresNotify()).run()
-        # Sent while the worker was busy claiming: kept only where LISTEN came first.
-        assert ready.wait(5, never) is True
-        assert ready.wait(0.2, never) is False
-        # A waiter connecting only now missed it, so it says "look" once.
-        assert late.wait(5, never) is True
-        assert late.wait(0.2, never) is False
-    finally:
-        ready.close()
-        late.close()
-
-
-def test_a_waiter_that_cannot_connect_is_ready_to_poll(monkeypatch, caplog):
-    if connection.vendor != "postgresql":
-        pytest.skip("NOTIFY is PostgreSQL's")
-    params = {**connection.get_connection_params(), "port": 1, "connect_timeout": 2}
-    monkeypatch.setattr(connection, "get_connection_params", lambda: params)
-    waiter = PostgresWaiter()
-
-    with caplog.at_level("WARNING", logger="ingestion.wakeups"):
-        waiter.ready()
-        assert waiter.wait(0.1, threading.Event()) is False
-
-    warnings = [r.getMessage() for r in caplog.records]
-    assert warnings == [
-        "PostgreSQL NOTIFY wake-ups unavailable, polling instead (OperationalError)"
-    ]
 
 
 def test_a_loop_worker_listens_before_its_first_claim(monkeypatch):

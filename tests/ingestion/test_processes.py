@@ -14,6 +14,7 @@ from ingestion.models import IngestionTask, TaskStatus
 from retrieval.models import Chunk
 from tests.conftest import REPO
 from tests.factories import DocumentFactory, IngestionTaskFactory, api_token_for
+from tests.ingestion.processes import Process
 from tests.live import free_port, http, multipart
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -120,10 +121,15 @@ def test_api_and_worker_in_separate_processes(editor, manage, process_env):
         api.communicate(timeout=10)
 
 
-def test_loop_worker_picks_up_new_work_and_stops_on_sigterm(knowledge_base, manage):
-    worker = manage("run_ingestion_worker", "--loop", "--poll-interval", "0.2")
+def test_loop_worker_picks_up_new_work_and_stops_on_sigterm(
+    knowledge_base, process_env
+):
+    worker = Process(
+        process_env, "run_ingestion_worker", "--loop", "--poll-interval", "0.2"
+    )
     try:
-        time.sleep(1.0)
+        # The work comes only once the worker is up and looking.
+        worker.wait_for_line("started worker=")
         task = IngestionTaskFactory(
             document=DocumentFactory(knowledge_base=knowledge_base, processing=True)
         )
@@ -135,8 +141,8 @@ def test_loop_worker_picks_up_new_work_and_stops_on_sigterm(knowledge_base, mana
             time.sleep(0.1)
         assert task.status == TaskStatus.SUCCEEDED
     finally:
-        worker.send_signal(signal.SIGTERM)
-        stdout, stderr = worker.communicate(timeout=30)
-    assert worker.returncode == 0, stderr
-    assert f"claimed task={task.pk}" in stdout
-    assert "stopping worker=" in stdout
+        worker.signal(signal.SIGTERM)
+        returncode = worker.stop(timeout=30)
+    assert returncode == 0, worker.stderr
+    worker.wait_for_line(f"claimed task={task.pk}")
+    worker.wait_for_line("stopping worker=")

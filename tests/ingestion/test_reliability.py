@@ -1,12 +1,12 @@
 """Issue 5 in one process: leases, reclaiming, automatic retries, release, outages.
 
 The same behaviour with real OS processes (SIGKILL, signals, a database restart,
-load) is in `test_crash_recovery.py`.
+load) is in `test_crash_recovery.py`; the claim protocol's own functions (leases,
+reclaiming, backoff delays) in `test_claims.py`.
 """
 
 from __future__ import annotations
 
-import random
 import signal
 import threading
 import time
@@ -27,14 +27,17 @@ from retrieval.errors import ProviderUnavailable
 from retrieval.models import Chunk
 from tests.factories import DocumentFactory
 from tests.ingestion.hostile import slow_pdf
+from tests.ingestion.tasks import (
+    TEXT,
+    chunk_rows,
+    document,
+    document_status,
+    expire_lease,
+    fresh,
+    leave_chunks,
+)
 
 pytestmark = pytest.mark.django_db
-
-TEXT = b"# Leave\n\nEvery employee receives 25 days of annual leave.\n"
-
-
-def document(knowledge_base, **kwargs):
-    return DocumentFactory(knowledge_base=knowledge_base, content=TEXT, **kwargs)
 
 
 def _content(data: bytes) -> ContentFile:
@@ -45,180 +48,11 @@ def slow_document(knowledge_base):
     return document(knowledge_base, filename="slow.pdf", content_type="application/pdf")
 
 
-def expire_lease(task) -> None:
-    IngestionTask.objects.filter(pk=task.pk).update(
-        lease_expires_at=timezone.now() - timedelta(seconds=1)
-    )
-
-
 def make_available(task) -> None:
     IngestionTask.objects.filter(pk=task.pk).update(available_at=timezone.now())
 
 
-def fresh(task) -> IngestionTask:
-    return IngestionTask.objects.get(pk=task.pk)
-
-
-def document_status(task) -> str:
-    return Document.objects.values_list("status", flat=True).get(pk=task.document_id)
-
-
-def chunk_rows(claim, text: str):
-    from ingestion.blocks import Block
-    from ingestion.chunking import chunk_blocks
-    from retrieval.embeddings import get_embedder
-    from retrieval.services import chunk_rows
-
-    chunks = chunk_blocks([Block(text=text)])
-    return chunk_rows(
-        document=Document.objects.get(pk=claim.document_id),
-        chunks=chunks,
-        vectors=get_embedder().embed([c.text for c in chunks]),
-        embedding_model=get_embedder().name,
-        ingestion_task_id=claim.task_id,
-    )
-
-
-def leave_chunks(claim, text: str) -> None:
-    """Chunk rows of a run as if it had written them and died (a state that older
-    versions, which wrote chunks before the success, could leave behind)."""
-    from retrieval.services import chunks_replace
-
-    chunks_replace(document_id=claim.document_id, rows=chunk_rows(claim, text))
-
-
 class TestLeases:
-    def test_a_claim_gives_a_lease_and_a_fresh_token(
-        self, knowledge_base, submit, settings
-    ):
-        settings.INGESTION_LEASE_SECONDS = 60
-        task = submit(document(knowledge_base))
-        before = timezone.now()
-
-        claim = claims.ingestion_task_claim(task.pk, worker_id="w-1")
-
-        row = fresh(task)
-        assert row.claim_token == claim.claim_token
-        assert before + timedelta(seconds=59) < row.lease_expires_at
-        assert row.lease_expires_at <= timezone.now() + timedelta(seconds=60)
-
-    def test_renewal_pushes_the_lease_forward(self, knowledge_base, submit, settings):
-        settings.INGESTION_LEASE_SECONDS = 5
-        task = submit(document(knowledge_base))
-        claim = claims.ingestion_task_claim(task.pk, worker_id="w-1")
-        settings.INGESTION_LEASE_SECONDS = 500
-
-        assert claims.ingestion_task_renew_lease(claim) is True
-
-        assert fresh(task).lease_expires_at > timezone.now() + timedelta(seconds=400)
-
-    def test_a_live_lease_is_left_alone(self, knowledge_base, submit):
-        task = submit(document(knowledge_base))
-        claims.ingestion_task_claim(task.pk, worker_id="w-1")
-
-        assert claims.ingestion_tasks_reclaim_expired() == 0
-
-        assert fresh(task).status == "running"
-
-    def test_an_expired_lease_goes_to_retry_wait_claimable_at_once(
-        self, knowledge_base, submit
-    ):
-        task = submit(document(knowledge_base))
-        claims.ingestion_task_claim(task.pk, worker_id="w-1")
-        expire_lease(task)
-
-        assert claims.ingestion_tasks_reclaim_expired() == 1
-
-        row = fresh(task)
-        assert (row.status, row.error_code, row.attempt) == (
-            "retry_wait",
-            "lease_expired",
-            1,
-        )
-        assert row.claim_token is None
-        assert row.lease_expires_at is None
-        assert row.available_at <= timezone.now()
-        assert document_status(task) == "processing"
-        successor = claims.ingestion_task_claim(task.pk, worker_id="w-2")
-        assert successor is not None
-        assert successor.attempt == 2
-        assert fresh(task).error_code is None
-
-    def test_a_running_task_without_a_lease_counts_as_expired(
-        self, knowledge_base, submit
-    ):
-        # Claimed by a worker from before leases existed: nobody renews it.
-        task = submit(document(knowledge_base))
-        claims.ingestion_task_claim(task.pk, worker_id="old")
-        IngestionTask.objects.filter(pk=task.pk).update(lease_expires_at=None)
-
-        assert claims.ingestion_tasks_reclaim_expired() == 1
-        assert fresh(task).status == "retry_wait"
-
-    def test_the_last_attempt_fails_with_its_document(
-        self, knowledge_base, submit, settings
-    ):
-        settings.INGESTION_MAX_ATTEMPTS = 2
-        task = submit(document(knowledge_base))
-        IngestionTask.objects.filter(pk=task.pk).update(attempt=1)
-        claim = claims.ingestion_task_claim(task.pk, worker_id="w-1")
-        assert claim.attempt == 2
-        leave_chunks(claim, "text of a run that died")
-        expire_lease(task)
-
-        claims.ingestion_tasks_reclaim_expired()
-
-        row = fresh(task)
-        assert (row.status, row.error_code, row.attempt) == (
-            "failed",
-            "lease_expired",
-            2,
-        )
-        assert row.finished_at is not None
-        assert document_status(task) == "failed"
-        assert not Chunk.objects.filter(document_id=task.document_id).exists()
-
-    def test_a_worker_that_lost_its_task_changes_nothing(self, knowledge_base, submit):
-        task = submit(document(knowledge_base))
-        old = claims.ingestion_task_claim(task.pk, worker_id="old")
-        expire_lease(task)
-        claims.ingestion_tasks_reclaim_expired()
-        new = claims.ingestion_task_claim(task.pk, worker_id="new")
-        claims.ingestion_task_report_progress(
-            new, stage="embedding", completed=1, total=3
-        )
-        leave_chunks(new, "the successor's text")
-        before = fresh(task)
-
-        with pytest.raises(claims.TaskLost):
-            claims.ingestion_task_report_progress(
-                old, stage="parse", completed=1, total=1
-            )
-        with pytest.raises(claims.TaskLost):
-            claims.ingestion_task_succeed(old, chunks=chunk_rows(old, "late text"))
-        assert claims.ingestion_task_renew_lease(old) is False
-        assert (
-            claims.ingestion_task_report_failure(
-                old, error_code="parse_error", detail="late"
-            )
-            is None
-        )
-        assert claims.ingestion_task_release(old) is False
-
-        after = fresh(task)
-        assert (after.status, after.worker_id, after.stage, after.completed) == (
-            "running",
-            "new",
-            "embedding",
-            1,
-        )
-        assert after.lease_expires_at == before.lease_expires_at
-        assert list(
-            Chunk.objects.filter(document_id=task.document_id).values_list(
-                "text", flat=True
-            )
-        ) == ["the successor's text"]
-
     def test_chunks_of_a_dead_run_never_survive_beside_the_successors(
         self, knowledge_base, submit, run_worker
     ):
@@ -375,7 +209,11 @@ class TestHeartbeat:
                 deadline = time.monotonic() + 10
                 while not running.exists() and time.monotonic() < deadline:
                     time.sleep(0.05)
-                time.sleep(0.3)
+                # Mid-parse: the heartbeat has renewed the lease since it began.
+                lease = running.values_list("lease_expires_at", flat=True).get()
+                renewed = running.filter(lease_expires_at__gt=lease)
+                while not renewed.exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 running.update(claim_token=None, worker_id="other")
             finally:
                 connection.close()
@@ -391,28 +229,6 @@ class TestHeartbeat:
         assert time.monotonic() - started < 5  # the parse alone takes ~20 s
         assert lines[-1].startswith(f"lost task={task.pk} worker=slow")
         assert fresh(task).worker_id == "other"
-
-
-class TestBackoff:
-    @pytest.mark.parametrize(
-        ("attempt", "step"),
-        [(1, 10), (2, 20), (3, 40), (6, 320), (7, 600), (30, 600)],
-    )
-    def test_exponential_capped_with_jitter(self, settings, attempt, step):
-        settings.INGESTION_BACKOFF_BASE_SECONDS = 10
-        settings.INGESTION_BACKOFF_FACTOR = 2
-        settings.INGESTION_BACKOFF_CAP_SECONDS = 600
-        rng = random.Random(attempt)
-        delays = [claims.backoff_delay(attempt, rng=rng) for _ in range(200)]
-        assert all(step / 2 <= delay < step for delay in delays)
-        assert max(delays) - min(delays) > step / 4  # jittered, not constant
-
-    def test_settings_are_honoured(self, settings):
-        settings.INGESTION_BACKOFF_BASE_SECONDS = 1
-        settings.INGESTION_BACKOFF_FACTOR = 3
-        settings.INGESTION_BACKOFF_CAP_SECONDS = 5
-        assert 1.5 <= claims.backoff_delay(2, rng=random.Random(1)) < 3
-        assert 2.5 <= claims.backoff_delay(3, rng=random.Random(1)) < 5
 
 
 def missing_original(knowledge_base):

@@ -6,52 +6,15 @@ import logging
 import pytest
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
-from django.utils import timezone
 
 from documents.models import Document
 from ingestion import claims, services
 from ingestion.models import IngestionTask
 from retrieval.models import Chunk
-from tests.factories import DocumentFactory
+from tests.ingestion.tasks import markdown_document
 from tests.samples import docx_bytes
 
 pytestmark = pytest.mark.django_db
-
-LONG_MARKDOWN = (
-    "# Handbook\n\n## Leave\n\n"
-    + "\n\n".join(
-        f"Paragraph {n} explains rule number {n} of the annual leave policy in "
-        "plain words so that every employee understands it."
-        for n in range(60)
-    )
-    + "\n\n## 报销\n\n"
-    + "出差期间每天发放餐饮补助一百元，按实际出差天数计算。" * 40
-).encode()
-
-
-PROGRESS_FIELDS = (
-    "status",
-    "attempt",
-    "stage",
-    "completed",
-    "total",
-    "stage_seconds",
-    "error_code",
-    "error_detail",
-    "worker_id",
-    "claim_token",
-    "lease_expires_at",
-    "started_at",
-    "finished_at",
-)
-
-
-def fresh_progress(task) -> dict:
-    return IngestionTask.objects.values(*PROGRESS_FIELDS).get(pk=task.pk)
-
-
-def markdown_document(knowledge_base, content=LONG_MARKDOWN, **kwargs):
-    return DocumentFactory(knowledge_base=knowledge_base, content=content, **kwargs)
 
 
 class TestSuccess:
@@ -353,119 +316,8 @@ class TestCancellation:
         assert not Chunk.objects.filter(document=document).exists()
         assert lines[-1].startswith(f"lost task={task.pk}")
 
-    def test_progress_is_never_written_to_a_cancelled_task(
-        self, knowledge_base, submit, editor
-    ):
-        task = submit(markdown_document(knowledge_base))
-        claim = claims.ingestion_task_claim(task.pk, worker_id="w")
-        services.ingestion_task_cancel(user=editor, task_id=task.pk)
-
-        with pytest.raises(claims.TaskLost):
-            claims.ingestion_task_report_progress(
-                claim, stage="parse", completed=1, total=1
-            )
-        task.refresh_from_db()
-        assert (task.status, task.stage) == ("cancelled", "download")
-
 
 class TestClaiming:
-    def test_two_workers_race_for_one_task(self, knowledge_base, submit, run_worker):
-        task = submit(markdown_document(knowledge_base))
-
-        first = claims.ingestion_task_claim(task.pk, worker_id="worker-one")
-        second = claims.ingestion_task_claim(task.pk, worker_id="worker-two")
-
-        assert first is not None
-        assert second is None
-        task.refresh_from_db()
-        assert (task.status, task.worker_id, task.attempt) == (
-            "running",
-            "worker-one",
-            1,
-        )
-
-    def test_the_claim_shows_the_first_stage_of_the_run(self, knowledge_base, submit):
-        task = submit(markdown_document(knowledge_base))
-
-        claims.ingestion_task_claim(task.pk, worker_id="w")
-
-        task.refresh_from_db()
-        assert (task.stage, task.completed, task.total) == ("download", 0, 1)
-        assert (task.stage_seconds, task.error_code, task.finished_at) == (
-            {},
-            None,
-            None,
-        )
-
-    def test_a_retry_starts_without_the_earlier_runs_progress_and_error(
-        self, knowledge_base, submit
-    ):
-        task = submit(markdown_document(knowledge_base))
-        IngestionTask.objects.filter(pk=task.pk).update(
-            status="retry_wait",
-            attempt=1,
-            stage="indexing",
-            completed=7,
-            total=9,
-            stage_seconds={"parse": 9},
-            error_code="object_read_error",
-            error_detail="The object store did not answer.",
-            finished_at=timezone.now(),
-        )
-
-        claim = claims.ingestion_task_claim(task.pk, worker_id="w")
-
-        task.refresh_from_db()
-        assert claim.attempt == task.attempt == 2
-        assert (task.stage, task.completed, task.total) == ("download", 0, 1)
-        assert task.stage_seconds == {}
-        assert (task.error_code, task.error_detail, task.finished_at) == (None,) * 3
-
-    def test_a_released_task_comes_back_as_if_it_never_ran(
-        self, knowledge_base, submit
-    ):
-        # The claim of attempt 0 clears nothing: the release must leave nothing.
-        task = submit(markdown_document(knowledge_base))
-        pristine = fresh_progress(task)
-        claim = claims.ingestion_task_claim(task.pk, worker_id="w")
-        claims.ingestion_task_report_progress(
-            claim, stage="parse", completed=1, total=2, stage_seconds={"download": 1.5}
-        )
-
-        assert claims.ingestion_task_release(claim)
-
-        assert fresh_progress(task) == pristine
-        claims.ingestion_task_claim(task.pk, worker_id="next")
-        task.refresh_from_db()
-        assert (task.attempt, task.stage, task.completed, task.total) == (
-            1,
-            "download",
-            0,
-            1,
-        )
-        assert task.stage_seconds == {}
-
-    def test_a_stale_candidate_takes_only_a_task_still_claimable(
-        self, knowledge_base, submit
-    ):
-        from datetime import timedelta
-
-        task = submit(markdown_document(knowledge_base))
-        [stale] = claims.claimable_tasks(1)
-        other = claims.ingestion_task_claim_candidate(stale, worker_id="other")
-
-        assert claims.ingestion_task_claim_candidate(stale, worker_id="w") is None
-        # Given back unfinished: claimable at once, at the attempt read.
-        claims.ingestion_task_release(other)
-        IngestionTask.objects.filter(pk=task.pk).update(
-            available_at=timezone.now() + timedelta(minutes=5)
-        )
-        assert claims.ingestion_task_claim_candidate(stale, worker_id="w") is None
-        IngestionTask.objects.filter(pk=task.pk).update(available_at=timezone.now())
-        claim = claims.ingestion_task_claim_candidate(stale, worker_id="w")
-        assert claim.attempt == 1
-        assert IngestionTask.objects.get(pk=task.pk).worker_id == "w"
-
     def test_migration_resets_tasks_released_before_the_release_reset_them(
         self, knowledge_base, submit
     ):
@@ -498,17 +350,6 @@ class TestClaiming:
 
         assert lines == [f"claim missed task={task.pk} worker=worker-two"]
         assert stats.claimed == 0
-
-    def test_retry_wait_is_claimable_only_once_available(self, knowledge_base, submit):
-        from datetime import timedelta
-
-        task = submit(markdown_document(knowledge_base))
-        IngestionTask.objects.filter(pk=task.pk).update(
-            status="retry_wait", available_at=timezone.now() + timedelta(minutes=5)
-        )
-        assert claims.ingestion_task_claim(task.pk, worker_id="w") is None
-        IngestionTask.objects.filter(pk=task.pk).update(available_at=timezone.now())
-        assert claims.ingestion_task_claim(task.pk, worker_id="w") is not None
 
     def test_an_idle_loop_worker_gets_its_parsers_running(self, settings, monkeypatch):
         from ingestion import pipeline

@@ -22,6 +22,7 @@ from ingestion.worker import Worker
 from retrieval.models import Chunk
 from tests.conftest import REPO
 from tests.factories import DocumentFactory
+from tests.ingestion.processes import wait_until
 from tests.live import free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -76,6 +77,12 @@ def gunicorn(process_env, tmp_path):
         server.wait()
 
 
+def workers_of(server: subprocess.Popen) -> set[int]:
+    """The process ids of a gunicorn master's workers (its child processes)."""
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
+    return {int(pid) for pid in children.read_text().split()}
+
+
 def test_the_admin_loads_its_css_and_the_api_answers_with_debug_off(gunicorn):
     _, base = gunicorn
 
@@ -105,13 +112,23 @@ def test_a_graceful_restart_drops_no_request(gunicorn):
     clients = [threading.Thread(target=keep_asking) for _ in range(4)]
     for client in clients:
         client.start()
-    time.sleep(1)
-    asked_before = len(results)
-    server.send_signal(signal.SIGHUP)
-    time.sleep(4)  # the new workers boot and the old ones finish what they hold
-    stop.set()
-    for client in clients:
-        client.join()
+    try:
+        wait_until(lambda: len(results) >= 20)
+        asked_before = len(results)
+        old_workers = workers_of(server)
+        server.send_signal(signal.SIGHUP)
+        # The new workers boot and the old ones finish what they hold and exit ...
+        wait_until(
+            lambda: len(new := workers_of(server)) == 2 and not new & old_workers,
+            timeout=60,
+        )
+        # ... while the clients keep asking, of the new workers now.
+        restarted = len(results)
+        wait_until(lambda: len(results) >= restarted + 20)
+    finally:
+        stop.set()
+        for client in clients:
+            client.join()
 
     assert asked_before > 0
     assert len(results) > asked_before

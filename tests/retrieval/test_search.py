@@ -7,17 +7,12 @@ import pytest
 
 from documents.models import Document, Role
 from documents.services import document_publish
-from retrieval.index import snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
-from retrieval.tokens import normalized
+from tests.retrieval.search_samples import HOTEL, HOTEL_TRADITIONAL, LEAVE
 
 pytestmark = pytest.mark.django_db
 
-LEAVE = b"# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n"
-HOTEL = (
-    "# 住宿标准\n\n一线城市住宿费每晚不超过 600 元；其他城市每晚不超过 450 元。\n"
-).encode()
 SECRET = b"# Salaries\n\nThe annual leave of executives is 40 days and a bonus.\n"
 
 
@@ -217,9 +212,7 @@ class TestProfiles:
 class TestScripts:
     """A question in either script finds documents in either; texts stay as written."""
 
-    HOTEL_TRADITIONAL = (
-        "# 住宿標準\n\n一線城市住宿費每晚不超過 600 元；其他城市每晚不超過 450 元。\n"
-    ).encode()
+    HOTEL_TRADITIONAL = HOTEL_TRADITIONAL
     # In the question's script, holding more of its words than the other script's
     # hotel rules do until both scripts are read as one.
     PARKING = "# 停车\n\n一线城市的停车费每晚另计，住宿期间可免费停车。\n".encode()
@@ -327,68 +320,6 @@ class TestDebug:
         )
         assert response.status_code == 403
         assert response.json()["error_code"] == "permission_denied"
-
-
-class TestSnapshots:
-    def test_no_rebuild_per_query(
-        self, ingest, viewer, knowledge_base, django_assert_max_num_queries
-    ):
-        ingest(knowledge_base, LEAVE)
-        search(user=viewer, question="annual leave")
-        snapshot = snapshot_cache.snapshots(["kb-company"])[0]
-        # Membership, index versions, rerank texts, passages: no chunk scan.
-        with django_assert_max_num_queries(4):
-            search(user=viewer, question="annual leave")
-        assert snapshot_cache.snapshots(["kb-company"])[0] is snapshot
-
-    def test_refresh_is_incremental(self, ingest, viewer, knowledge_base):
-        first = ingest(knowledge_base, LEAVE, filename="a.md")
-        search(user=viewer, question="leave")
-        before = snapshot_cache.snapshots(["kb-company"])[0]
-
-        ingest(knowledge_base, HOTEL, filename="b.md")
-        after = snapshot_cache.snapshots(["kb-company"])[0]
-
-        assert after is not before
-        assert after.version > before.version
-        added = Chunk.objects.filter(document__filename="b.md").count()
-        assert first.pk in set(after.document_ids)
-        assert after.size == before.size + added
-        kept = after.matrix[: before.size]
-        assert (kept == before.matrix).all()
-
-    def test_the_rerank_converts_only_rows_that_change_in_simplified(
-        self, ingest, knowledge_base
-    ):
-        leave = ingest(knowledge_base, LEAVE, filename="leave.md")
-        ingest(knowledge_base, HOTEL, filename="简体.md")
-        ingest(knowledge_base, TestScripts.HOTEL_TRADITIONAL, filename="繁體.md")
-        before = snapshot_cache.snapshots(["kb-company"])[0]
-        # A refresh that drops the archived version keeps the flags on their rows.
-        ingest(
-            knowledge_base,
-            b"# Leave\n\nEvery employee receives 28 days of paid annual leave.\n",
-            filename="leave.md",
-            family_id=leave.family_id,
-            version=2,
-        )
-        snapshot = snapshot_cache.snapshots(["kb-company"])[0]
-        assert snapshot is not before
-        assert leave.pk not in set(snapshot.document_ids)
-
-        texts = dict(Chunk.objects.values_list("id", "text"))
-        filenames = dict(Chunk.objects.values_list("id", "document__filename"))
-        flagged = {}
-        for row, chunk_id in enumerate(snapshot.chunk_ids):
-            text, fold = texts[int(chunk_id)], bool(snapshot.folds[row])
-            assert normalized(text, fold=fold) == normalized(text)
-            flagged[filenames[int(chunk_id)]] = fold
-        assert flagged == {"leave.md": False, "简体.md": False, "繁體.md": True}
-
-    def test_memory_per_chunk_is_reported(self, ingest, knowledge_base):
-        ingest(knowledge_base, LEAVE * 3)
-        snapshot = snapshot_cache.snapshots(["kb-company"])[0]
-        assert snapshot.nbytes() > 0
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
+import uuid
 
 import pytest
 
 from documents.models import Document, Role
+from tests.ingestion.processes import wait_until
 from tests.security.raw_http import (
     Response,
     connect,
@@ -54,9 +55,11 @@ def assert_refused(response: Response, status: int, error_code: str) -> None:
 
 def assert_no_error_logged(server) -> None:
     """No ERROR record, no traceback and no 500 in the access log."""
-    # The log lines of the last request may still be on their way through the pipe.
-    send(server, "GET", "/api/health/live", {})
-    time.sleep(0.3)
+    # The log lines of the last request may still be on their way through the pipe:
+    # a request of our own (a 404, logged at WARNING), logged after them, ends them.
+    marker = f"/log-flush-{uuid.uuid4().hex}"
+    send(server, "GET", marker, {})
+    wait_until(lambda: f'"GET {marker} HTTP/1.1" 404' in server.process.stderr)
     stderr = server.process.stderr
     assert " ERROR " not in stderr, stderr
     assert "Traceback" not in stderr, stderr

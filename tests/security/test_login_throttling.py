@@ -103,7 +103,7 @@ def test_lockout_holds_against_the_right_password_until_it_ends(throttled_server
     # The lock is the account's, not the address's.
     assert api_login(server, "erin", PASSWORD)[0] == 200
 
-    time.sleep(retry_after)
+    time.sleep(retry_after)  # waiting out the lockout is the behaviour under test
     deadline = time.monotonic() + 5
     while (answer := api_login(server, "dana", PASSWORD))[0] == 429:
         assert time.monotonic() < deadline, "the lockout did not end"
