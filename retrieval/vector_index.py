@@ -24,7 +24,9 @@ import numpy as np
 from usearch.index import Index
 
 CONNECTIVITY = 32
-EXPANSION_SEARCH = 2048
+EXPANSION_ADD = 512  # how well the graph is built decides recall more than links
+EXPANSION_SEARCH = 1024
+RESCORED = 100  # candidates scored exactly: int8 order differs in the last places
 REBUILD_SHARE = 0.1
 BUILD_THREADS = 2
 FILE_PREFIX = "ann-"
@@ -56,6 +58,7 @@ def build(matrix: np.ndarray) -> Approximate:
         metric="ip",  # the embedder's rows have unit length: inner product = cosine
         dtype="i8",
         connectivity=CONNECTIVITY,
+        expansion_add=EXPANSION_ADD,
         expansion_search=EXPANSION_SEARCH,
     )
     size = len(matrix)
@@ -101,7 +104,8 @@ def nearest(
     else:
         # Keys of rows gone take places among the results: ask for more.
         gone = float((approximate.rows < 0).mean()) if len(approximate.rows) else 0
-        asked = min(int(count / (1 - gone) * 1.25) + 8, len(approximate.rows))
+        wanted = max(count, RESCORED)
+        asked = min(int(wanted / (1 - gone) * 1.25) + 8, len(approximate.rows))
         keys = (
             approximate.index.search(query, asked).keys.astype(np.int64)
             if asked
