@@ -8,7 +8,8 @@ it names. Then:
 - a change, percentage change, average, sum, difference, ratio or percentage is
   computed (`calculator`) and the claim carries the calculation: "Other, change
   from 2018 to 2019: 44.1 − 56.7 = -12.6";
-- "which year ... highest" compares the row's cells;
+- "which year ... highest", "how many years ... above N" compare the row's cells
+  (`table_comparisons`);
 - any other question asking for a value gets the cell, labelled by its row and
   column: "Total sales, 2019: $1,496.5".
 
@@ -23,9 +24,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from ..tokens import normalized
-from .calculator import CalculationError, calculate, describe, parse_number
+from .calculator import CalculationError, calculate, describe
 from .question import Question, analyse, has_cjk
 from .ranking import Matcher
+from .table_comparisons import asks_years_shown, comparison_claims, years_shown
 from .table_lookup import (
     AVERAGE,
     MIN_QUESTION_SHARE,
@@ -33,10 +35,12 @@ from .table_lookup import (
     YEAR,
     Match,
     best_row,
+    cell_label,
     columns_asked,
     every_year_column,
     names_a_column,
     numeric,
+    operand,
     ordered_by_time,
     tables_for,
     weighted_share,
@@ -74,14 +78,6 @@ _EXPLANATORY = re.compile(
     r"|为什么|原因|包括|包含|是指|如何",
     re.I,
 )
-_WHICH_YEAR = re.compile(r"\b(?:which|what) (?:years?|periods?)\b|哪一?年|哪些年", re.I)
-# "Which years does the table provide information for ...", "In which years was X
-# calculated": the periods the table's columns are.
-_WHICH_YEARS_SHOWN = re.compile(
-    r"\b(?:which|what) (?:years|periods|fiscal years)\b(?!.*\b(?:than|highest|lowest"
-    r"|larger|smaller|higher|lower|more|less)\b)",
-    re.I,
-)
 # "What are the components of X?": the rows of X's section, or of the table.
 _COMPONENTS = re.compile(
     r"\bwhat (?:are|were) (?:the )?(?:main |key |different )?(?:components|segments"
@@ -90,23 +86,6 @@ _COMPONENTS = re.compile(
     re.I,
 )
 _TOTAL = re.compile(r"\btotal\b|合计|总计", re.I)
-_HOW_MANY_YEARS = re.compile(r"\bhow many (?:of the )?(?:years|periods)\b|几年", re.I)
-_THRESHOLD = re.compile(
-    r"\b(?P<direction>less|lower|below|under|fewer|smaller|greater|more|higher|above"
-    r"|over|larger|exceed(?:ed|s|ing)?)\b(?:\s+than)?\s*"
-    r"(?P<number>[-−$€£(]*\s*\d[\d,]*(?:\.\d+)?\)?%?)",
-    re.I,
-)
-_BELOW = frozenset({"less", "lower", "below", "under", "fewer", "smaller"})
-_MOST = re.compile(
-    r"\b(?:highest|largest|greatest|most|higher|larger|greater|more|bigger|biggest)\b"
-    r"|最高|最大|最多|更高|更大|更多",
-    re.I,
-)
-_LEAST = re.compile(
-    r"\b(?:lowest|smallest|least|lower|smaller|less|fewer)\b|最低|最小|最少|更低|更小",
-    re.I,
-)
 _PAIR = (
     re.compile(r"\bratio of (?P<a>.+?) (?:to|and|over|versus|vs\.?) (?P<b>.+?)$", re.I),
     re.compile(
@@ -133,7 +112,7 @@ def table_claims(
     listed = _COMPONENTS.search(text)
     if listed:
         return _components(listed["what"] or "", tables, statistics)
-    shown = bool(_WHICH_YEARS_SHOWN.search(text) and not _threshold(text))
+    shown = asks_years_shown(text)
     if _EXPLANATORY.search(text) and not shown:
         return []
     operation = _operation(text)
@@ -182,15 +161,11 @@ def _row_claims(
     shown: bool,
 ) -> list[Claim]:
     """What the question asks of the row `match` found, in its `columns`."""
-    threshold = _threshold(text)
-    if threshold is not None and (
-        _WHICH_YEAR.search(text) or _HOW_MANY_YEARS.search(text)
-    ):
-        return _beyond(match, *threshold, count=bool(_HOW_MANY_YEARS.search(text)))
-    if _WHICH_YEAR.search(text) and (_MOST.search(text) or _LEAST.search(text)):
-        return _extreme(match, bool(_MOST.search(text)))
+    compared = comparison_claims(text, match)
+    if compared is not None:
+        return compared
     if shown:
-        return _years_shown(match)
+        return years_shown(match)
     if operation is not None:
         return _one_row(question, operation, match, columns)
     # A value asked for by the column it is in ("... in 2019") is that cell.
@@ -260,21 +235,6 @@ def _trim_part(part: str) -> str:
 # --- Claims -------------------------------------------------------------------
 
 
-def _operand(match: Match, row: Row, column: int) -> Operand:
-    return Operand(
-        value=numeric(row, column),
-        source_id=match.source.id,
-        label=_cell_label(match.table, row, column),
-        text=row.value(column),
-    )
-
-
-def _cell_label(table: Table, row: Row, column: int) -> str:
-    name = table.columns[column] if column < len(table.columns) else ""
-    comma = "，" if has_cjk(row.label + name) else ", "
-    return f"{row.label}{comma}{name}" if name else row.label
-
-
 _NAMES = {
     Operation.CHANGE: "change",
     Operation.PERCENTAGE_CHANGE: "percentage change",
@@ -341,7 +301,7 @@ def _one_row(
     else:
         if len(columns) != 2:
             return []
-    operands = [_operand(match, row, column) for column in columns]
+    operands = [operand(match, row, column) for column in columns]
     names = [table.columns[c] or str(c) for c in columns]
     if operation in (Operation.CHANGE, Operation.PERCENTAGE_CHANGE):
         words = f"{row.label}, {_NAMES[operation]} from {names[0]} to {names[-1]}"
@@ -370,8 +330,8 @@ def _two_rows(
         return []
     column = columns[0]
     operands = [
-        _operand(first, first.row, column),
-        _operand(first, second.row, column),
+        operand(first, first.row, column),
+        operand(first, second.row, column),
     ]
     name = table.columns[column]
     words = (
@@ -385,65 +345,12 @@ def _cells(match: Match, columns: list[int]) -> Claim:
     cjk = has_cjk(match.row.quote)
     colon, glue = ("：", "；") if cjk else (": ", "; ")
     parts = [
-        f"{_cell_label(match.table, match.row, column)}{colon}{match.row.value(column)}"
+        f"{cell_label(match.table, match.row, column)}{colon}{match.row.value(column)}"
         for column in columns
     ]
     return Claim(
         text=glue.join(parts), source_ids=[match.source.id], quote=match.row.quote
     )
-
-
-def _threshold(text: str) -> tuple[bool, Decimal] | None:
-    """(below, the amount) of "less than 1,000", "exceed $2,000"; the amount is
-    taken in the table's own unit, as a question about the table writes it."""
-    match = _THRESHOLD.search(text)
-    if match is None:
-        return None
-    amount = parse_number(match["number"].strip())
-    if amount is None:
-        return None
-    return match["direction"].lower() in _BELOW, amount
-
-
-def _year_cells(table: Table, row: Row) -> list[tuple[Decimal, int]]:
-    return [
-        (value, column)
-        for column in table.value_columns
-        if (value := numeric(row, column)) is not None
-        and YEAR.search(table.columns[column])
-    ]
-
-
-def _beyond(match: Match, below: bool, amount: Decimal, *, count: bool) -> list[Claim]:
-    """The years whose cell is below (or above) `amount`, and how many there are."""
-    table, row = match.table, match.row
-    cells = _year_cells(table, row)
-    if len(cells) < 2:
-        return []
-    chosen = [
-        (value, column)
-        for value, column in cells
-        if (value < amount if below else value > amount)
-    ]
-    if not chosen:
-        return []
-    listed = "; ".join(f"{table.columns[c]}: {row.value(c)}" for _, c in chosen)
-    word = "below" if below else "above"
-    text = f"{row.label} is {word} the amount asked in {listed}"
-    calculation = None
-    if count:
-        calculation = calculate(
-            Operation.COUNT, [_operand(match, row, c) for _, c in chosen], decimals=0
-        )
-        text += f"; years: {describe(calculation)}"
-    return [
-        Claim(
-            text=text,
-            source_ids=[match.source.id],
-            quote=row.quote,
-            calculation=calculation,
-        )
-    ]
 
 
 def _components(
@@ -476,50 +383,5 @@ def _components(
             text=f"{section or 'The table'}: {'; '.join(labels)}",
             source_ids=[source.id],
             quote=rows[0].quote,
-        )
-    ]
-
-
-def _years_shown(match: Match) -> list[Claim]:
-    table, row = match.table, match.row
-    years = list(
-        dict.fromkeys(
-            found.group()
-            for _, column in _year_cells(table, row)
-            if (found := YEAR.search(table.columns[column]))
-        )
-    )
-    if len(years) < 2:
-        return []
-    listed = f"{', '.join(years[:-1])} and {years[-1]}"
-    return [
-        Claim(
-            text=f"{row.label} is given for {listed}"
-            if match.score
-            else f"The table covers {listed}",
-            source_ids=[match.source.id],
-            quote=row.quote,
-        )
-    ]
-
-
-def _extreme(match: Match, most: bool) -> list[Claim]:
-    table, row = match.table, match.row
-    cells = _year_cells(table, row)
-    if len(cells) < 2:
-        return []
-    _, column = (max if most else min)(cells)
-    others = "; ".join(
-        f"{table.columns[c]}: {row.value(c)}" for _, c in cells if c != column
-    )
-    word = "highest" if most else "lowest"
-    return [
-        Claim(
-            text=(
-                f"{row.label} is {word} in {table.columns[column]} "
-                f"({row.value(column)}; {others})"
-            ),
-            source_ids=[match.source.id],
-            quote=row.quote,
         )
     ]

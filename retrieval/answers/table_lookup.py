@@ -20,10 +20,10 @@ from decimal import Decimal
 from ..tokens import normalized
 from .calculator import parse_number
 from .evidence import tables_of
-from .question import Question, Term, analyse, stem
+from .question import Question, Term, analyse, has_cjk, stem
 from .ranking import Matcher
 from .tables import Row, Table, with_full_year
-from .types import Source, TermStatistics
+from .types import Operand, Source, TermStatistics
 
 # How clearly a question must name a row: the share of the label it names, and
 # the share of its own words (apart from the operation and the years) in the label.
@@ -256,3 +256,19 @@ def every_year_column(table: Table, row: Row) -> list[int]:
         and YEAR.search(table.columns[c])
         and "%" not in row.value(c)
     ]
+
+
+def operand(match: Match, row: Row, column: int) -> Operand:
+    """The cell as an operand of a calculation, labelled by its row and column."""
+    return Operand(
+        value=numeric(row, column),
+        source_id=match.source.id,
+        label=cell_label(match.table, row, column),
+        text=row.value(column),
+    )
+
+
+def cell_label(table: Table, row: Row, column: int) -> str:
+    name = table.columns[column] if column < len(table.columns) else ""
+    comma = "，" if has_cjk(row.label + name) else ", "
+    return f"{row.label}{comma}{name}" if name else row.label
