@@ -24,8 +24,8 @@ import numpy as np
 from usearch.index import Index
 
 CONNECTIVITY = 32
-EXPANSION_ADD = 512  # how well the graph is built decides recall more than links
-EXPANSION_SEARCH = 1024
+EXPANSION_ADD = 256  # how well the graph is built decides recall more than links
+EXPANSION_SEARCH = 2048
 RESCORED = 100  # candidates scored exactly: int8 order differs in the last places
 REBUILD_SHARE = 0.1
 BUILD_THREADS = 2
