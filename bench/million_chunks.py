@@ -268,6 +268,8 @@ def main() -> None:
         shutil.rmtree(SNAPSHOTS / kb_id, ignore_errors=True)
         snapshot_cache.clear()
         started = time.perf_counter()
+        snapshot_cache.snapshots([kb_id])
+        snapshot_cache.wait_for_index_builds()  # the approximate index, if any
         snapshot = snapshot_cache.snapshots([kb_id])[0]
         build_s = time.perf_counter() - started
         first_s = median(

@@ -17,10 +17,15 @@ snapshot, so visibility is decided before anything is scored.
 With `SEARCH_SNAPSHOT_DIR` set, the processes of a host share each version of a
 snapshot as memory-mapped files (`snapshot_files`): one of them builds it, all of
 them map it.
+
+Past `SEARCH_ANN_MIN_CHUNKS` a refresh carries the approximate vector index of
+the old snapshot; building one is `index_builds`' job, in the background.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import logging
 import threading
@@ -33,71 +38,15 @@ from django.db.models import Count, Max
 
 from documents.models import Document, DocumentStatus, KnowledgeBase
 
-from . import bm25, snapshot_files, vector_index
+from . import snapshot_files, vector_index
 from .bm25 import Postings
 from .embeddings import get_embedder
+from .index_builds import IndexBuilds, wants_index
 from .models import Chunk
+from .snapshot import Snapshot
 from .terms import TOKENIZER, chunk_terms, decode
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Snapshot:
-    knowledge_base_id: str
-    version: int
-    dimension: int
-    chunk_ids: np.ndarray  # int64, one per row
-    document_ids: np.ndarray  # object (uuid), one per row
-    ordinals: np.ndarray  # int32
-    lengths: np.ndarray  # float32 token count per row
-    # bool per row: its text changes in simplified script, so the rerank converts
-    # it (the others, most rows, it reads as they are)
-    folds: np.ndarray
-    matrix: np.ndarray  # float32 (rows, dimension)
-    postings: Postings
-    # Rows read from chunks made by another tokenizer or embedder: once
-    # `reindex_chunks` rewrites them, the next version is built anew.
-    stale: int = 0
-    # Where the vector list's candidates come from past SEARCH_ANN_MIN_CHUNKS.
-    approximate: vector_index.Approximate | None = None
-
-    @property
-    def size(self) -> int:
-        return len(self.chunk_ids)
-
-    def nbytes(self) -> int:
-        """Memory held by the arrays of this snapshot."""
-        return (
-            self.chunk_ids.nbytes
-            + self.document_ids.nbytes
-            + self.ordinals.nbytes
-            + self.lengths.nbytes
-            + self.folds.nbytes
-            + self.matrix.nbytes
-            + self.postings.nbytes()
-            + (self.approximate.nbytes() if self.approximate else 0)
-        )
-
-    def bm25(self, query_tokens: list[str]) -> np.ndarray:
-        """BM25 score of every row (zeros where no query term occurs)."""
-        return bm25.scores(self.postings, self.lengths, query_tokens)
-
-    def keyword_top(
-        self, query_tokens: list[str], count: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of the `count` best BM25 scores above 0, and those scores."""
-        return bm25.top(self.postings, self.lengths, query_tokens, count)
-
-    def bm25_at(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
-        """The BM25 scores of these rows."""
-        return bm25.at(self.postings, self.lengths, query_tokens, rows)
-
-    def nearest(
-        self, query_vector: np.ndarray, count: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of the `count` best cosine scores, and those scores."""
-        return vector_index.nearest(self.matrix, self.approximate, query_vector, count)
 
 
 def _empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Snapshot:
@@ -161,20 +110,11 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
         ),
         stale=snapshot.stale + added.stale,
     )
-    refreshed.approximate = _approximate(snapshot, refreshed, new_index)
+    if refreshed.size >= settings.SEARCH_ANN_MIN_CHUNKS:
+        refreshed.approximate = vector_index.carried(
+            snapshot.approximate, new_index, refreshed.size
+        )
     return refreshed
-
-
-def _approximate(
-    old: Snapshot, new: Snapshot, new_row: np.ndarray
-) -> vector_index.Approximate | None:
-    """The old snapshot's approximate index carried to the new one, or built
-    anew when the new one is past the threshold and the old index is too far
-    behind (or none)."""
-    if new.size < settings.SEARCH_ANN_MIN_CHUNKS:
-        return None
-    carried = vector_index.carried(old.approximate, new_row, new.size)
-    return carried or vector_index.build(new.matrix)
 
 
 @dataclass
@@ -335,15 +275,15 @@ def _shared(
     )
     ann_file = stored.pop("ann_file", "")
     ann_rows, ann_uncovered = stored.pop("ann_rows"), stored.pop("ann_uncovered")
-    approximate = (
-        vector_index.opened(
-            snapshot_files.folder(root, knowledge_base_id) / ann_file,
-            ann_rows,
-            ann_uncovered,
-        )
-        if ann_file
-        else None
-    )
+    approximate = None
+    if ann_file:
+        # Gone when a newer index replaced it: the snapshot takes that one up.
+        with contextlib.suppress(OSError):
+            approximate = vector_index.opened(
+                snapshot_files.folder(root, knowledge_base_id) / ann_file,
+                ann_rows,
+                ann_uncovered,
+            )
     return Snapshot(
         knowledge_base_id=knowledge_base_id,
         postings=postings,
@@ -380,6 +320,7 @@ class SnapshotCache:
         self._snapshots: dict[str, Snapshot] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._index_builds = IndexBuilds(self._hand_over)
 
     def snapshots(self, knowledge_base_ids: list[str]) -> list[Snapshot]:
         versions = dict(
@@ -393,16 +334,44 @@ class SnapshotCache:
 
     def _current(self, knowledge_base_id: str, version: int) -> Snapshot:
         snapshot = self._snapshots.get(knowledge_base_id)
-        if snapshot is not None and snapshot.version == version:
-            return snapshot
+        if snapshot is None or snapshot.version != version:
+            with self._lock(knowledge_base_id):
+                snapshot = self._snapshots.get(knowledge_base_id)
+                if snapshot is None or snapshot.version != version:
+                    snapshot = self._load(snapshot, knowledge_base_id, version)
+                    self._snapshots[knowledge_base_id] = snapshot
+                    self._index_builds.look_again(knowledge_base_id)
+        if wants_index(snapshot):
+            snapshot = self._index_builds.wanted(snapshot, _shared_root())
+        return snapshot
+
+    def _lock(self, knowledge_base_id: str) -> threading.Lock:
         with self._guard:
-            lock = self._locks.setdefault(knowledge_base_id, threading.Lock())
-        with lock:
-            snapshot = self._snapshots.get(knowledge_base_id)
-            if snapshot is None or snapshot.version != version:
-                snapshot = self._load(snapshot, knowledge_base_id, version)
-                self._snapshots[knowledge_base_id] = snapshot
-            return snapshot
+            return self._locks.setdefault(knowledge_base_id, threading.Lock())
+
+    def _hand_over(
+        self,
+        knowledge_base_id: str,
+        chunk_ids: np.ndarray,
+        approximate: vector_index.Approximate,
+    ) -> Snapshot | None:
+        """Give an index whose key k stands for the chunk `chunk_ids[k]` to the
+        knowledge base's current snapshot, its keys mapped to that snapshot's rows."""
+        with self._lock(knowledge_base_id):
+            current = self._snapshots.get(knowledge_base_id)
+            if current is None:
+                return None  # discarded meanwhile
+            new_row = vector_index.row_map(chunk_ids, current.chunk_ids)
+            current = dataclasses.replace(
+                current,
+                approximate=vector_index.carried(approximate, new_row, current.size),
+            )
+            self._snapshots[knowledge_base_id] = current
+            return current
+
+    def wait_for_index_builds(self, timeout: float | None = None) -> None:
+        """Until the approximate indexes being built are handed over."""
+        self._index_builds.wait(timeout)
 
     @staticmethod
     def _load(
@@ -433,6 +402,7 @@ class SnapshotCache:
     def clear(self) -> None:
         with self._guard:
             self._snapshots.clear()
+        self._index_builds.clear()
 
 
 snapshot_cache = SnapshotCache()

@@ -12,6 +12,11 @@ it). Older versions are deleted once a newer one is in place: a process still
 mapping one keeps reading it until it moves on (Linux frees unlinked files when
 their last mapping goes).
 
+An approximate vector index (`ann-*` files, retrieval.vector_index) is built by
+one process of the host at a time, in the background (`index_lock`), and named
+in `ann.json` with the chunk each of its keys stands for, so that every process
+can take it up for whatever version it is at.
+
 No Django here: `index` decides when, this module only reads and writes.
 """
 
@@ -64,6 +69,53 @@ def build_lock(root: Path, knowledge_base_id: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def index_lock(root: Path, knowledge_base_id: str) -> Iterator[bool]:
+    """Held while one process of the host builds a knowledge base's approximate
+    index; yields False at once when another process holds it. The system frees
+    it when its holder dies, killed or not."""
+    directory = folder(root, knowledge_base_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".index-lock", "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def save_index(
+    root: Path, knowledge_base_id: str, file: str, chunk_ids: np.ndarray, made_by: str
+) -> None:
+    """Name `file` (already in the folder) the knowledge base's newest index,
+    whose key k stands for the chunk `chunk_ids[k]`."""
+    directory = folder(root, knowledge_base_id)
+    stem = file.split(".")[0]
+    scratch = directory / f".{stem}.{os.getpid()}.tmp.npy"
+    np.save(scratch, np.ascontiguousarray(chunk_ids, dtype=np.int64))
+    scratch.rename(directory / f"{stem}.keys.npy")
+    pointer = directory / f".ann.json.{os.getpid()}.tmp"
+    pointer.write_text(json.dumps({"file": file, "made_by": made_by}))
+    pointer.rename(directory / "ann.json")
+
+
+def newest_index(root: Path, knowledge_base_id: str) -> tuple[str, np.ndarray, str]:
+    """The file of the knowledge base's newest index, its keys' chunk ids
+    (memory-mapped) and what made its vectors; ("", empty, "") when none."""
+    directory = folder(root, knowledge_base_id)
+    try:
+        pointer = json.loads((directory / "ann.json").read_text())
+        file = pointer["file"]
+        keys = np.load(directory / f"{file.split('.')[0]}.keys.npy", mmap_mode="r")
+    except (OSError, ValueError, KeyError, TypeError):
+        return "", np.zeros(0, dtype=np.int64), ""
+    return file, keys, pointer.get("made_by", "")
 
 
 def load(root: Path, knowledge_base_id: str, name: str) -> dict | None:
@@ -122,13 +174,23 @@ def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
 
 def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None:
     """Delete the knowledge base's other stored versions, and the index files
-    (`ann-*`, retrieval.vector_index) other than `keep_file`."""
+    (`ann-*`, retrieval.vector_index) other than `keep_file` and the newest."""
     for entry in folder(root, knowledge_base_id).iterdir():
-        if entry.name in (keep, keep_file):
-            continue
-        if entry.name.startswith("v") and entry.is_dir():
+        if entry.name != keep and entry.name.startswith("v") and entry.is_dir():
             shutil.rmtree(entry, ignore_errors=True)
-        elif entry.name.startswith("ann-"):
+    prune_indexes(root, knowledge_base_id, keep_file)
+
+
+def prune_indexes(root: Path, knowledge_base_id: str, keep_file: str = "") -> None:
+    """Delete the index files other than `keep_file` and the newest. A stored
+    version whose index is gone is mapped without one (it takes up the newest)."""
+    kept_stems = {
+        file.split(".")[0]
+        for file in (keep_file, newest_index(root, knowledge_base_id)[0])
+        if file
+    }
+    for entry in folder(root, knowledge_base_id).iterdir():
+        if entry.name.startswith("ann-") and entry.name.split(".")[0] not in kept_stems:
             entry.unlink(missing_ok=True)
 
 

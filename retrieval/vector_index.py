@@ -6,8 +6,9 @@ rows the snapshot had when the index was built; every candidate is then scored
 exactly against the matrix, so the scores and the order are those of exact
 search, only the candidate set is approximate. The index is never edited: a
 publish maps its keys to the new rows (a chunk of a document no longer published
-maps to -1) and the rows it does not hold are scored exactly beside it, until
-they are `REBUILD_SHARE` of the snapshot and the next version builds it again.
+maps to -1) and the rows it does not hold are scored exactly beside it; once
+they are `REBUILD_SHARE` of the snapshot the index is `due` and is built again
+in the background (`index_builds`) while the carried one goes on serving.
 Its settings are those measured in docs/benchmarks.md ("A million chunks").
 
 No Django here: `index` decides when, this module builds, stores and searches.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +44,7 @@ class Approximate:
     uncovered: np.ndarray  # int64 rows of the snapshot the index does not hold
     file: str = ""  # its name in the host's snapshot folder, once stored
 
-    @property
+    @cached_property
     def outdated(self) -> int:
         """Keys of rows gone and rows not held: what exact search has to cover
         or the index hands out in vain."""
@@ -75,22 +77,36 @@ def carried(
     approximate: Approximate | None, new_row: np.ndarray, size: int
 ) -> Approximate | None:
     """`approximate` for the next version of its snapshot, whose rows `new_row`
-    maps the old ones to (-1: dropped) and which has `size` rows; None when the
-    index should be built again."""
+    maps the old ones to (-1: dropped) and which has `size` rows."""
     if approximate is None:
         return None
     rows = np.where(approximate.rows >= 0, new_row[approximate.rows], -1)
     held = np.zeros(size, dtype=bool)
     held[rows[rows >= 0]] = True
-    carried = Approximate(
+    return Approximate(
         index=approximate.index,
         rows=rows,
         uncovered=np.flatnonzero(~held).astype(np.int64),
         file=approximate.file,
     )
-    if carried.outdated > REBUILD_SHARE * max(size, 1):
-        return None
-    return carried
+
+
+def due(approximate: Approximate | None, size: int) -> bool:
+    """Whether a snapshot of `size` rows needs its index built (again): it has
+    none, or exact search covers too much beside it."""
+    return approximate is None or approximate.outdated > REBUILD_SHARE * max(size, 1)
+
+
+def row_map(old_chunk_ids: np.ndarray, new_chunk_ids: np.ndarray) -> np.ndarray:
+    """For each old row, the row of the same chunk among the new ones (-1: gone)."""
+    old_chunk_ids = np.asarray(old_chunk_ids, dtype=np.int64)
+    new_chunk_ids = np.asarray(new_chunk_ids, dtype=np.int64)
+    if not len(new_chunk_ids):
+        return np.full(len(old_chunk_ids), -1, dtype=np.int64)
+    order = np.argsort(new_chunk_ids, kind="stable")
+    place = np.searchsorted(new_chunk_ids, old_chunk_ids, sorter=order)
+    place = order[np.minimum(place, len(order) - 1)]
+    return np.where(new_chunk_ids[place] == old_chunk_ids, place, -1).astype(np.int64)
 
 
 def nearest(
@@ -103,9 +119,12 @@ def nearest(
         scores = matrix @ query if len(matrix) else np.zeros(0, dtype=np.float32)
     else:
         # Keys of rows gone take places among the results: ask for more.
-        gone = float((approximate.rows < 0).mean()) if len(approximate.rows) else 0
+        keys_count = len(approximate.rows)
+        live = int((approximate.rows >= 0).sum())
         wanted = max(count, RESCORED)
-        asked = min(int(wanted / (1 - gone) * 1.25) + 8, len(approximate.rows))
+        asked = (
+            min(int(wanted * keys_count / live * 1.25) + 8, keys_count) if live else 0
+        )
         keys = (
             approximate.index.search(query, asked).keys.astype(np.int64)
             if asked
@@ -134,7 +153,10 @@ def store(approximate: Approximate, folder: Path) -> str:
 
 def opened(path: Path, rows: np.ndarray, uncovered: np.ndarray) -> Approximate:
     """A stored index, memory-mapped read-only."""
-    index = Index.restore(str(path), view=True)
+    try:
+        index = Index.restore(str(path), view=True)
+    except ValueError as error:  # damaged
+        raise OSError(f"not an index: {path.name}") from error
     if index is None:
         raise OSError(f"not an index: {path.name}")
     index.expansion_search = EXPANSION_SEARCH

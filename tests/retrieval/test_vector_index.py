@@ -3,13 +3,20 @@ SEARCH_ANN_MIN_CHUNKS."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from retrieval import vector_index
+from retrieval import index_builds, vector_index
 from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.search import search
 
+REPO = Path(__file__).resolve().parents[2]
 LEAVE = b"# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n"
 HOTEL = b"# Hotels\n\nHotel costs are refunded up to 150 euros a night.\n"
 TRAIN = b"# Trains\n\nSecond-class train tickets are refunded in full.\n"
@@ -50,12 +57,14 @@ def test_exact_search_is_used_without_an_index():
 
 
 def test_a_carried_index_skips_dropped_rows_and_searches_new_ones_exactly():
-    matrix = unit_rows(1000)
+    # Few rows: the candidates asked for are most of them, so the top ten
+    # found is exact search's whatever the graph (its build is threaded).
+    matrix = unit_rows(200)
     approximate = vector_index.build(matrix)
     query = matrix[5]
     # Row 5 goes (its document was archived); everything after it moves up one,
     # and a new row equal to the query joins at the end.
-    new_row = np.arange(1000) - 1
+    new_row = np.arange(200) - 1
     new_row[:5] += 1
     new_row[5] = -1
     new_matrix = np.concatenate([np.delete(matrix, 5, axis=0), matrix[5:6]])
@@ -65,18 +74,39 @@ def test_a_carried_index_skips_dropped_rows_and_searches_new_ones_exactly():
 
     assert carried is not None
     assert carried.index is approximate.index
-    assert list(carried.uncovered) == [999]
-    assert rows[0] == 999
+    assert list(carried.uncovered) == [199]
+    assert rows[0] == 199
     assert scores[0] == pytest.approx(1.0)
     assert set(rows.tolist()) == exact_top(new_matrix, query, 10)
 
 
-def test_an_index_too_far_behind_is_built_again():
+def test_an_index_too_far_behind_is_due_to_be_built_again():
     approximate = vector_index.build(unit_rows(100))
     new_row = np.arange(100)
 
-    assert vector_index.carried(approximate, new_row, 110) is not None
-    assert vector_index.carried(approximate, new_row, 112) is None
+    assert not vector_index.due(vector_index.carried(approximate, new_row, 110), 110)
+    assert vector_index.due(vector_index.carried(approximate, new_row, 112), 112)
+    assert vector_index.due(None, 100)
+
+
+def test_an_index_whose_rows_are_all_gone_leaves_exact_search_of_the_new_ones():
+    matrix = unit_rows(200)
+    approximate = vector_index.build(matrix[:100])
+    carried = vector_index.carried(approximate, np.full(100, -1), 100)
+    query = matrix[150]
+
+    rows, scores = vector_index.nearest(matrix[100:], carried, query, 10)
+
+    assert set(rows.tolist()) == exact_top(matrix[100:], query, 10)
+    assert scores[0] == pytest.approx(1.0)
+
+
+def test_rows_are_mapped_by_chunk_across_versions():
+    old = np.array([7, 3, 9, 12])
+    new = np.array([12, 5, 7, 20, 3])
+
+    assert vector_index.row_map(old, new).tolist() == [2, 4, -1, 0]
+    assert vector_index.row_map(old, np.zeros(0)).tolist() == [-1, -1, -1, -1]
 
 
 @pytest.fixture
@@ -94,6 +124,8 @@ def test_search_finds_what_a_publish_adds_and_never_what_it_archives(
     monkeypatch.setattr(vector_index, "REBUILD_SHARE", 1.0)  # carry, never rebuild
     leave = ingest(knowledge_base, LEAVE, filename="leave.md")
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+    snapshot_cache.snapshots(["kb-company"])
+    snapshot_cache.wait_for_index_builds()
     first = snapshot_cache.snapshots(["kb-company"])[0]
     assert first.approximate is not None
 
@@ -124,8 +156,10 @@ def test_processes_of_a_host_share_one_stored_index(
     settings.SEARCH_SNAPSHOT_DIR = str(tmp_path / "snapshots")
     folder = tmp_path / "snapshots" / "kb-company"
     ingest(knowledge_base, LEAVE)
+    snapshot_cache.snapshots(["kb-company"])
+    snapshot_cache.wait_for_index_builds()
     built = snapshot_cache.snapshots(["kb-company"])[0]
-    [stored] = [p.name for p in folder.iterdir() if p.name.startswith("ann-")]
+    [stored] = [p.name for p in folder.iterdir() if p.name.endswith(".usearch")]
 
     other = SnapshotCache().snapshots(["kb-company"])[0]  # another process's cache
     rows, _ = other.nearest(built.matrix[0], 1)
@@ -137,7 +171,194 @@ def test_processes_of_a_host_share_one_stored_index(
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     ingest(knowledge_base, TRAIN, filename="train.md")
     search(user=viewer, question="train tickets", profile="vector")
-    files = [p.name for p in folder.iterdir() if p.name.startswith("ann-")]
+    snapshot_cache.wait_for_index_builds()
+    search(user=viewer, question="train tickets", profile="vector")
     current = snapshot_cache.snapshots(["kb-company"])[0]
-    assert files == [current.approximate.file]
+    stem = current.approximate.file.removesuffix(".usearch")
+    files = sorted(p.name for p in folder.iterdir() if p.name.startswith("ann-"))
+    assert current.approximate.file != stored
+    assert files == [f"{stem}.keys.npy", f"{stem}.usearch"]
     assert search(user=viewer, question="train tickets", profile="vector").passages
+
+
+class HeldBuild:
+    """`vector_index.build` that waits until the test lets it go on."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.started = threading.Event()
+        self.go_on = threading.Event()
+        self.calls = 0
+        self._build = vector_index.build
+        monkeypatch.setattr(vector_index, "build", self)
+
+    def __call__(self, matrix):
+        self.calls += 1
+        self.started.set()
+        assert self.go_on.wait(30), "the test never let the build go on"
+        return self._build(matrix)
+
+
+@pytest.mark.django_db
+def test_a_search_never_waits_for_the_index_it_needs(
+    approximate_from_one_chunk, monkeypatch, ingest, viewer, knowledge_base
+):
+    held = HeldBuild(monkeypatch)
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+    ingest(knowledge_base, LEAVE, filename="leave.md")
+
+    # The build is under way and held: the search is answered by exact search.
+    passages = search(user=viewer, question="hotel costs", profile="vector").passages
+    assert held.started.wait(10)
+    assert passages[0].document_id == hotel.pk
+    assert snapshot_cache.snapshots(["kb-company"])[0].approximate is None
+
+    held.go_on.set()
+    snapshot_cache.wait_for_index_builds(10)
+
+    snapshot = snapshot_cache.snapshots(["kb-company"])[0]
+    assert snapshot.approximate is not None
+    assert len(snapshot.approximate.uncovered) == 0
+    again = search(user=viewer, question="hotel costs", profile="vector").passages
+    assert [p.chunk_id for p in again] == [p.chunk_id for p in passages]
+    assert held.calls == 1
+
+
+@pytest.mark.django_db
+def test_an_index_built_while_a_publish_lands_goes_to_the_new_version(
+    approximate_from_one_chunk, monkeypatch, ingest, viewer, knowledge_base
+):
+    monkeypatch.setattr(vector_index, "REBUILD_SHARE", 1.0)
+    held = HeldBuild(monkeypatch)
+    leave = ingest(knowledge_base, LEAVE, filename="leave.md")
+    search(user=viewer, question="annual leave", profile="vector")
+    assert held.started.wait(10)
+
+    train = ingest(knowledge_base, TRAIN, filename="train.md")
+    newer = ingest(
+        knowledge_base,
+        b"# Leave\n\nEvery employee receives 30 days of paid annual leave per year.\n",
+        filename="leave.md",
+        family_id=leave.family_id,
+        version=2,
+    )
+    search(user=viewer, question="train tickets", profile="vector")
+    held.go_on.set()
+    snapshot_cache.wait_for_index_builds(10)
+
+    snapshot = snapshot_cache.snapshots(["kb-company"])[0]
+    rows_of = {
+        document: set(np.flatnonzero(snapshot.document_ids == document.pk).tolist())
+        for document in (train, newer)
+    }
+    assert snapshot.approximate is not None
+    assert (
+        set(snapshot.approximate.uncovered.tolist()) == rows_of[train] | rows_of[newer]
+    )
+    assert (snapshot.approximate.rows < 0).sum() == 1  # the archived version 1
+    leave_found = search(user=viewer, question="annual leave", profile="vector")
+    assert leave_found.passages[0].document_id == newer.pk
+    assert leave.pk not in {p.document_id for p in leave_found.passages}
+    trains = search(user=viewer, question="train tickets", profile="vector")
+    assert trains.passages[0].document_id == train.pk
+
+
+@pytest.mark.django_db
+def test_one_process_of_a_host_builds_the_index_and_the_others_take_it_up(
+    approximate_from_one_chunk,
+    monkeypatch,
+    settings,
+    tmp_path,
+    ingest,
+    viewer,
+    knowledge_base,
+):
+    settings.SEARCH_SNAPSHOT_DIR = str(tmp_path / "snapshots")
+    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    held = HeldBuild(monkeypatch)
+    ingest(knowledge_base, LEAVE)
+    snapshot_cache.snapshots(["kb-company"])
+    assert held.started.wait(10)
+
+    other = SnapshotCache()  # another process: the build is not its to start
+    assert other.snapshots(["kb-company"])[0].approximate is None
+    other.wait_for_index_builds(10)
+    assert held.calls == 1
+
+    held.go_on.set()
+    snapshot_cache.wait_for_index_builds(10)
+    built = snapshot_cache.snapshots(["kb-company"])[0].approximate
+    taken_up = other.snapshots(["kb-company"])[0].approximate
+
+    assert built is not None
+    assert taken_up is not None
+    assert taken_up.file == built.file
+    assert held.calls == 1
+
+
+@pytest.mark.django_db
+def test_a_failed_index_build_leaves_exact_search_and_is_tried_again(
+    approximate_from_one_chunk, monkeypatch, ingest, viewer, knowledge_base, caplog
+):
+    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    real_build = vector_index.build
+    calls = []
+
+    def failing_once(matrix):
+        calls.append(len(matrix))
+        if len(calls) == 1:
+            raise MemoryError
+        return real_build(matrix)
+
+    monkeypatch.setattr(vector_index, "build", failing_once)
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+
+    first = search(user=viewer, question="hotel costs", profile="vector")
+    snapshot_cache.wait_for_index_builds(10)
+    assert "approximate index of knowledge base kb-company not built" in caplog.text
+    assert snapshot_cache.snapshots(["kb-company"])[0].approximate is None
+    assert first.passages[0].document_id == hotel.pk
+
+    snapshot_cache.snapshots(["kb-company"])  # the next query tries again
+    snapshot_cache.wait_for_index_builds(10)
+    assert snapshot_cache.snapshots(["kb-company"])[0].approximate is not None
+    assert len(calls) == 2
+
+
+HOLD_INDEX_LOCK = """
+import sys, time
+from pathlib import Path
+from retrieval import snapshot_files
+with snapshot_files.index_lock(Path(sys.argv[1]), "kb-company") as ours:
+    print("held" if ours else "not held", flush=True)
+    time.sleep(120)
+"""
+
+
+@pytest.mark.django_db
+def test_an_index_build_killed_on_the_way_is_taken_over_by_another_process(
+    approximate_from_one_chunk, monkeypatch, settings, tmp_path, ingest, knowledge_base
+):
+    root = tmp_path / "snapshots"
+    settings.SEARCH_SNAPSHOT_DIR = str(root)
+    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    ingest(knowledge_base, LEAVE)
+    builder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_INDEX_LOCK, str(root)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert builder.stdout.readline().strip() == "held"
+
+        snapshot_cache.snapshots(["kb-company"])  # the build is the other's
+        snapshot_cache.wait_for_index_builds(10)
+        assert snapshot_cache.snapshots(["kb-company"])[0].approximate is None
+    finally:
+        builder.send_signal(signal.SIGKILL)
+        builder.wait(10)
+        builder.stdout.close()
+
+    snapshot_cache.snapshots(["kb-company"])  # its lock died with it
+    snapshot_cache.wait_for_index_builds(10)
+    assert snapshot_cache.snapshots(["kb-company"])[0].approximate is not None
