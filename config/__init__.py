@@ -1,0 +1,13 @@
+"""Settings, URLs and wiring.
+
+Imported before any app, hence before numpy, which reads its huge-page switch
+at import: with transparent huge pages on `madvise` (the usual default) numpy
+asks them for every array over 4 MB, and a snapshot refresh, which allocates
+hundreds of MB of them, then waits on the kernel compacting memory
+(docs/benchmarks.md, "Query latency and snapshot memory"). An operator may still
+set the variable.
+"""
+
+import os
+
+os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")

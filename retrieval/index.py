@@ -64,6 +64,18 @@ def _empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Sna
     )
 
 
+def _document_runs(document_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each document's rows (a document's rows are adjacent:
+    rows are added a document at a time) and that document: a refresh looks
+    up thousands of documents, not every row."""
+    if not len(document_ids):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    changes = np.ones(len(document_ids), dtype=bool)
+    changes[1:] = document_ids[1:] != document_ids[:-1]
+    starts = np.flatnonzero(changes)
+    return starts, document_ids[starts]
+
+
 def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
     """A new snapshot at `version`: drop unpublished documents, add new ones."""
     published = set(
@@ -72,12 +84,14 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
             status=DocumentStatus.PUBLISHED,
         ).values_list("id", flat=True)
     )
-    keep = np.fromiter(
-        (document_id in published for document_id in snapshot.document_ids),
+    starts, documents = _document_runs(snapshot.document_ids)
+    kept = np.fromiter(
+        (document_id in published for document_id in documents),
         dtype=bool,
-        count=snapshot.size,
+        count=len(documents),
     )
-    known = set(snapshot.document_ids[keep])
+    keep = np.repeat(kept, np.diff(np.append(starts, snapshot.size)))
+    known = set(documents[kept])
     added = _added_rows(snapshot.knowledge_base_id, published - known)
 
     # Keep the surviving rows, renumbered; add the new ones after them.
@@ -368,6 +382,10 @@ class SnapshotCache:
             )
             self._snapshots[knowledge_base_id] = current
             return current
+
+    def building_indexes(self) -> bool:
+        """Whether an approximate index is being built in the background."""
+        return self._index_builds.building()
 
     def wait_for_index_builds(self, timeout: float | None = None) -> None:
         """Until the approximate indexes being built are handed over."""

@@ -95,6 +95,10 @@ class IndexBuilds:
         with self._guard:
             self._next_look.clear()
 
+    def building(self) -> bool:
+        with self._guard:
+            return bool(self._threads)
+
     def wait(self, timeout: float | None = None) -> None:
         """Until the indexes being built are handed over."""
         with self._guard:
