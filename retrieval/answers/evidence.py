@@ -5,13 +5,16 @@ lines from our parsers). Headings and table header rows are context, never
 evidence. A sentence's context is the sentence before it in its paragraph, the
 first sentence of its section and its heading path ("It must respond within 7
 minutes" under "Level 1"); a row's context is its table's header and caption.
+A footnote ("(3) Include office building expenses ...") has for context the
+labels of the rows that carry its mark ("Other external purchases(3)").
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from ..tokens import iter_terms
@@ -24,6 +27,10 @@ _SENTENCE = re.compile(
 _CLAUSE_END = re.compile(r"[^；;]+(?:[；;]|$)")
 _HAS_NUMBER = re.compile(r"\d")
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[^\W\d_]")
+# A footnote mark: at the end of a row's label, at the start of its note.
+_MARK_AT_END = re.compile(r"\s*\((\d{1,2}|[a-z])\)\s*$")
+_MARK_AT_START = re.compile(r"^\((\d{1,2}|[a-z])\)\s")
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,20 @@ class Unit:
     position: int = 0  # its order in the source
     continues: bool = False  # a clause after "；" or ";" of the sentence before
     paragraph: str = ""  # the paragraph it is part of (a row: its table's rows)
+    note_of: str = ""  # a footnote: the labels of the rows that carry its mark
 
     @property
     def context(self) -> str:
-        return " ".join(part for part in (self.before, self.lead, self.heading) if part)
+        parts = (self.before, self.lead, self.heading, self.note_of)
+        return " ".join(part for part in parts if part)
+
+    @property
+    def only_numbers(self) -> bool:
+        """A table row whose cells past its label hold no words: it says how
+        much, never why or what something is."""
+        if self.row is None:
+            return False
+        return not any(_WORD.search(cell) for cell in self.row.cells[1:])
 
 
 def evidence_units(source: Source, rank: int = 0) -> Iterator[Unit]:
@@ -63,6 +80,27 @@ def evidence_units(source: Source, rank: int = 0) -> Iterator[Unit]:
                 seen.add(unit.quote)
                 position += 1
                 yield replace(unit, rank=rank, position=position)
+
+
+def with_notes(units: list[Unit], document_of: Mapping[str, object]) -> list[Unit]:
+    """`units` with each footnote given the labels of the rows carrying its mark
+    in the same document (`document_of`: source id -> document)."""
+    labels: dict[tuple[object, str], list[str]] = defaultdict(list)
+    for unit in units:
+        mark = _MARK_AT_END.search(unit.row.cells[0]) if unit.row else None
+        if mark:
+            label = unit.row.cells[0][: mark.start()].strip()
+            labels[(document_of.get(unit.source_id), mark[1])].append(label)
+    if not labels:
+        return units
+    noted = []
+    for unit in units:
+        mark = _MARK_AT_START.match(unit.quote) if unit.row is None else None
+        named = labels.get((document_of.get(unit.source_id), mark[1])) if mark else None
+        noted.append(
+            replace(unit, note_of=" ".join(dict.fromkeys(named))) if named else unit
+        )
+    return noted
 
 
 def tables_of(source: Source) -> Iterator[Table]:

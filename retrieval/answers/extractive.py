@@ -23,7 +23,7 @@ from django.conf import settings
 
 from ..tokens import normalized
 from .answerability import answerable, coverage, near_enough, term_weights
-from .evidence import Unit, evidence_units
+from .evidence import Unit, evidence_units, with_notes
 from .question import Question, analyse
 from .ranking import Matcher, Scored, rank_units
 from .table_answers import table_claims
@@ -69,11 +69,16 @@ class ExtractiveChat:
             if answerable(asked, source, statistics, numbers=False):
                 return claims, None
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
-        units = [
-            unit
-            for rank, source in enumerate(sources)
-            for unit in evidence_units(source, rank)
-        ]
+        units = with_notes(
+            [
+                unit
+                for rank, source in enumerate(sources)
+                for unit in evidence_units(source, rank)
+            ],
+            {source.id: source.document_id for source in sources},
+        )
+        if analysed.asks_explanation:
+            units = [unit for unit in units if not unit.only_numbers]
         weights = term_weights(analysed, statistics)
         covered = {
             source.id: coverage(

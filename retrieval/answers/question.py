@@ -57,6 +57,16 @@ _FOCUS_ZH = re.compile(
 )
 _FOCUS_EN_BEFORE = re.compile(r"(?:^|\s)(?:what|which|how|how many|how much)$")
 
+# Asks why, what something includes, means or shows, how it is done: a sentence
+# answers, a row of numbers never does.
+ASKS_EXPLANATION = re.compile(
+    r"\bwhy\b|\bwhat (?:led|caused|drove|resulted)\b|\bdue to\W*$|\bdriven by\b"
+    r"|\breasons?\b|\binclud(?:e|es|ed|ing)\b|\bcompris|\bconsist|\bmeans?\b"
+    r"|\bdefin|\bdescrib|\bhow (?:is|are|was|were|does|do|did|will|would)\b"
+    r"|\bwhat (?:does|do|did) .+ (?:show|represent|refer)"
+    r"|为什么|原因|包括|包含|是指|如何",
+    re.I,
+)
 ASKS_NUMBER = re.compile(
     r"多少|几|多久|多长|多大|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
     r"|\bhow\s+(?:many|much|long|often|old|far|big|large|high|quickly|fast|soon)\b"
@@ -146,6 +156,7 @@ class Question:
     designators: tuple[Designator, ...]
     answer_kind: str | None  # "time", "place", "alias" or None
     asks_number: bool
+    asks_explanation: bool = False
 
     @property
     def content_terms(self) -> tuple[Term, ...]:
@@ -176,6 +187,7 @@ def analyse(question: str) -> Question:
             (kind for kind, pattern in _ANSWER_KINDS if pattern.search(text)), None
         ),
         asks_number=bool(ASKS_NUMBER.search(text)),
+        asks_explanation=bool(ASKS_EXPLANATION.search(text)),
     )
 
 

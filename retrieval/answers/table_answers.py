@@ -70,14 +70,6 @@ _PERCENTAGE = re.compile(
 )
 # Why, what led to, what a thing includes: the words around a table answer it, not
 # its cells.
-_EXPLANATORY = re.compile(
-    r"\bwhy\b|\bwhat (?:led|caused|drove|resulted)\b|\bdue to\b|\bdriven by\b"
-    r"|\breasons?\b|\binclud(?:e|es|ed|ing)\b|\bcompris|\bconsist|\bmeans?\b"
-    r"|\bdefin|\bdescrib|\bhow (?:is|are|was|were|does|do|did|will|would)\b"
-    r"|\bwhat (?:does|do|did) .+ (?:show|represent|refer)"
-    r"|为什么|原因|包括|包含|是指|如何",
-    re.I,
-)
 # "What are the components of X?": the rows of X's section, or of the table.
 _COMPONENTS = re.compile(
     r"\bwhat (?:are|were) (?:the )?(?:main |key |different )?(?:components|segments"
@@ -113,7 +105,7 @@ def table_claims(
     if listed:
         return _components(listed["what"] or "", tables, statistics)
     shown = asks_years_shown(text)
-    if _EXPLANATORY.search(text) and not shown:
+    if question.asks_explanation and not shown:
         return []
     operation = _operation(text)
     claims = _pair_claims(question, text, operation, tables, statistics)

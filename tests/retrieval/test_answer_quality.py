@@ -54,6 +54,26 @@ Joint ventures were formed in all regions, and the dividend was raised.
 Investment policy is set by the board.
 """
 
+EXPENSES = b"""# Operating expenses
+
+| Years ended August 31, | 2019 | 2018 |
+| --- | --- | --- |
+| Service delivery costs(1) | 661,214 | 615,267 |
+| Other external purchases(2) | 114,324 | 120,496 |
+
+(1) Include cost of equipment sold and network costs.
+
+(2) Include office building expenses and professional service fees.
+"""
+
+SEVERITIES = b"""# Severities
+
+| Severity | Meaning | Answered within |
+| --- | --- | --- |
+| Severity 1 | Full outage for all users | 7 minutes |
+| Severity 2 | Service degraded for many users | 30 minutes |
+"""
+
 LINES = """# 地铁线路
 
 上海轨道交通16号线全长58.96公里，于2013年开通。
@@ -98,6 +118,28 @@ class TestContext:
         assert not body["refused"]
         assert any("7 minutes" in text for text in claim_texts(body))
         assert body["sources"][0]["heading_path"] == ["Incident response", "Level 1"]
+
+    def test_a_footnote_answers_what_the_row_carrying_its_mark_includes(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, EXPENSES)
+
+        body = ask(client_for(viewer), "What is included in Other external purchases?")
+
+        assert not body.json()["refused"]
+        assert claim_texts(body.json()) == [
+            "(2) Include office building expenses and professional service fees."
+        ]
+
+    def test_a_row_that_says_what_something_is_answers_what_it_means(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, SEVERITIES)
+
+        body = ask(client_for(viewer), "What does severity 2 mean?").json()
+
+        assert not body["refused"]
+        assert "Service degraded for many users" in claim_texts(body)[0]
 
 
 class TestParallelItems:

@@ -90,3 +90,19 @@ class TestKinds:
         analysed = analyse(question)
         assert analysed.answer_kind == kind
         assert analysed.asks_number is number
+
+
+@pytest.mark.parametrize(
+    ("question", "explanation"),
+    [
+        ("What is included in Other external purchases?", True),
+        ("Why did revenue increase in 2019?", True),
+        ("What was the increase in 2019 primarily due to?", True),
+        ("How is the TCE rate derived?", True),
+        ("What was the change in amounts due to related parties?", False),
+        ("What were the amounts due to related parties in 2019?", False),
+        ("What was the total revenue in 2019?", False),
+    ],
+)
+def test_questions_that_ask_for_an_explanation(question, explanation):
+    assert analyse(question).asks_explanation is explanation
