@@ -129,6 +129,7 @@ class IndexBuilds:
         with snapshot_files.index_lock(root, knowledge_base_id) as ours:
             if not ours:
                 return  # another process of the host builds it: taken up later
+            snapshot_files.remove_index_leftovers(root, knowledge_base_id)
             built = self._built(snapshot)
             with snapshot_files.build_lock(root, knowledge_base_id):
                 file = vector_index.store(

@@ -90,6 +90,13 @@ def index_lock(root: Path, knowledge_base_id: str) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def remove_index_leftovers(root: Path, knowledge_base_id: str) -> None:
+    """Delete the scratch files of index builds that died writing them. Only the
+    holder of `index_lock` writes them: call it holding that lock."""
+    for entry in folder(root, knowledge_base_id).glob(".ann*.tmp*"):
+        entry.unlink(missing_ok=True)
+
+
 def save_index(
     root: Path, knowledge_base_id: str, file: str, chunk_ids: np.ndarray, made_by: str
 ) -> None:
