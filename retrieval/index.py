@@ -94,33 +94,41 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
     known = set(documents[kept])
     added = _added_rows(snapshot.knowledge_base_id, published - known)
 
-    # Keep the surviving rows, renumbered; add the new ones after them.
+    # Keep the surviving rows, renumbered; add the new ones after them. When
+    # none goes (a new document published), the rows are copied once, not twice.
+    dropped = not keep.all()
+
+    def kept_rows(array: np.ndarray) -> np.ndarray:
+        return array[keep] if dropped else array
+
     new_index = np.full(snapshot.size, -1, dtype=np.int64)
     new_index[keep] = np.arange(int(keep.sum()))
-    hashes, rows, counts = snapshot.postings.entries()
-    survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
+    entries = snapshot.postings.entries()
+    if dropped:
+        hashes, rows, counts = entries
+        survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
+        entries = (
+            hashes[survivors],
+            new_index[rows[survivors]].astype(np.int32),
+            counts[survivors],
+        )
     base = int(keep.sum())
     refreshed = Snapshot(
         knowledge_base_id=snapshot.knowledge_base_id,
         version=version,
         dimension=snapshot.dimension,
-        chunk_ids=np.concatenate([snapshot.chunk_ids[keep], added.chunk_ids]),
-        document_ids=np.concatenate([snapshot.document_ids[keep], added.document_ids]),
-        ordinals=np.concatenate([snapshot.ordinals[keep], added.ordinals]),
-        lengths=np.concatenate([snapshot.lengths[keep], added.lengths]),
-        folds=np.concatenate([snapshot.folds[keep], added.folds]),
+        chunk_ids=np.concatenate([kept_rows(snapshot.chunk_ids), added.chunk_ids]),
+        document_ids=np.concatenate(
+            [kept_rows(snapshot.document_ids), added.document_ids]
+        ),
+        ordinals=np.concatenate([kept_rows(snapshot.ordinals), added.ordinals]),
+        lengths=np.concatenate([kept_rows(snapshot.lengths), added.lengths]),
+        folds=np.concatenate([kept_rows(snapshot.folds), added.folds]),
         matrix=np.concatenate(
-            [snapshot.matrix[keep], added.matrix(snapshot.dimension)]
+            [kept_rows(snapshot.matrix), added.matrix(snapshot.dimension)]
         ),
         postings=Postings.merged(
-            (
-                hashes[survivors],
-                new_index[rows[survivors]].astype(np.int32),
-                counts[survivors],
-            ),
-            added.hashes,
-            added.rows + base,
-            added.counts,
+            entries, added.hashes, added.rows + base, added.counts
         ),
         stale=snapshot.stale + added.stale,
     )

@@ -26,7 +26,7 @@ import numpy as np
 from usearch.index import Index
 
 CONNECTIVITY = 32
-EXPANSION_ADD = 256  # how well the graph is built decides recall more than links
+EXPANSION_ADD = 384  # how well the graph is built decides recall more than links
 EXPANSION_SEARCH = 2048
 RESCORED = 100  # candidates scored exactly: int8 order differs in the last places
 REBUILD_SHARE = 0.1
