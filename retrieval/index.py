@@ -43,7 +43,7 @@ from .bm25 import Postings
 from .embeddings import get_embedder
 from .index_builds import IndexBuilds, wants_index
 from .models import Chunk
-from .snapshot import Snapshot
+from .snapshot import Snapshot, document_runs
 from .terms import TOKENIZER, chunk_terms, decode
 
 logger = logging.getLogger(__name__)
@@ -64,18 +64,6 @@ def _empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Sna
     )
 
 
-def _document_runs(document_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The first row of each document's rows (a document's rows are adjacent:
-    rows are added a document at a time) and that document: a refresh looks
-    up thousands of documents, not every row."""
-    if not len(document_ids):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    changes = np.ones(len(document_ids), dtype=bool)
-    changes[1:] = document_ids[1:] != document_ids[:-1]
-    starts = np.flatnonzero(changes)
-    return starts, document_ids[starts]
-
-
 def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
     """A new snapshot at `version`: drop unpublished documents, add new ones."""
     published = set(
@@ -84,7 +72,7 @@ def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
             status=DocumentStatus.PUBLISHED,
         ).values_list("id", flat=True)
     )
-    starts, documents = _document_runs(snapshot.document_ids)
+    starts, documents = document_runs(snapshot.document_ids)
     kept = np.fromiter(
         (document_id in published for document_id in documents),
         dtype=bool,

@@ -69,3 +69,15 @@ class Snapshot:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rows of the `count` best cosine scores, and those scores."""
         return vector_index.nearest(self.matrix, self.approximate, query_vector, count)
+
+
+def document_runs(document_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first row of each document's rows (a document's rows are adjacent:
+    rows are added a document at a time) and that document: a refresh looks
+    up thousands of documents, not every row."""
+    if not len(document_ids):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    changes = np.ones(len(document_ids), dtype=bool)
+    changes[1:] = document_ids[1:] != document_ids[:-1]
+    starts = np.flatnonzero(changes)
+    return starts, document_ids[starts]

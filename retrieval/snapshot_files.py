@@ -34,6 +34,8 @@ from urllib.parse import quote
 
 import numpy as np
 
+from .snapshot import document_runs
+
 _ARRAYS = (
     "chunk_ids",
     "ordinals",
@@ -155,6 +157,15 @@ def _uuids(raw: np.ndarray) -> np.ndarray:
     return np.repeat(objects, np.diff(np.append(starts, len(raw))))
 
 
+def _uuid_rows(document_ids: np.ndarray) -> np.ndarray:
+    """16-byte rows of UUID objects, each run of one document's rows converted once."""
+    starts, documents = document_runs(document_ids)
+    raw = np.frombuffer(
+        b"".join(document_id.bytes for document_id in documents), dtype=np.uint8
+    ).reshape(-1, 16)
+    return np.repeat(raw, np.diff(np.append(starts, len(document_ids))), axis=0)
+
+
 def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
     """Write a snapshot's arrays and fields as `name`, atomically."""
     directory = folder(root, knowledge_base_id)
@@ -167,9 +178,7 @@ def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
     for array in _ARRAYS:
         value = fields[array]
         if array == "document_ids":
-            value = np.frombuffer(
-                b"".join(document_id.bytes for document_id in value), dtype=np.uint8
-            ).reshape(-1, 16)
+            value = _uuid_rows(value)
         np.save(scratch / f"{array}.npy", np.ascontiguousarray(value))
     meta = {k: v for k, v in fields.items() if k not in _ARRAYS}
     (scratch / "meta.json").write_text(json.dumps(meta))
