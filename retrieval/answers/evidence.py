@@ -24,6 +24,20 @@ from .types import Section, Source
 _SENTENCE = re.compile(
     r"[^。！？!?\n]+?(?:[。！？!?]+[”’」』）)\"']*|\.(?=\s|$)[”’\"')]*|$)|[^。！？!?\n]+"
 )
+# A period that ends an abbreviation, not the sentence: titles always; initials
+# ("U.S.", "Andrew R.") and company forms ("Ltd.", "Inc.") unless a word that
+# opens sentences follows.
+_TITLE = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|e\.g|i\.e|cf|approx|Fig|Figs|No|Nos)\.$", re.I
+)
+_INITIAL_OR_FORM = re.compile(
+    r"(?:\b[A-Z]|\b(?:Inc|Ltd|Co|Corp|Plc|Pty|Bhd|Ltda|L\.P|N\.V|S\.A|B\.V))\.$"
+)
+_OPENS_SENTENCE = re.compile(
+    r"(?:The|This|These|That|Those|It|Its|We|Our|Us|They|Their|In|On|As|At|For|If"
+    r"|A|An|Of|To|During|Since|After|Before|When|While|However|Also|There|Such"
+    r"|Each|All|Any|Some|No|Not|Total|See|Refer)\b"
+)
 _CLAUSE_END = re.compile(r"[^；;]+(?:[；;]|$)")
 _HAS_NUMBER = re.compile(r"\d")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -147,8 +161,7 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
         if _normal(line) in headings:
             continue
         before = ""
-        for match in _SENTENCE.finditer(line):
-            sentence = match.group().strip()
+        for sentence in _sentences(line):
             if not _is_evidence(sentence) or _normal(sentence) in headings:
                 continue
             lead = lead or sentence
@@ -167,6 +180,27 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
                 )
                 before = clause
     yield from table()
+
+
+def _sentences(line: str) -> list[str]:
+    sentences: list[str] = []
+    for match in _SENTENCE.finditer(line):
+        sentence = match.group().strip()
+        if sentences and _ends_in_abbreviation(sentences[-1], sentence):
+            sentences[-1] = f"{sentences[-1]} {sentence}"
+        elif sentence:
+            sentences.append(sentence)
+    return sentences
+
+
+def _ends_in_abbreviation(sentence: str, following: str) -> bool:
+    if not sentence.endswith(".") or not following:
+        return False
+    if _TITLE.search(sentence):
+        return True
+    return bool(_INITIAL_OR_FORM.search(sentence)) and not _OPENS_SENTENCE.match(
+        following
+    )
 
 
 def _clauses(sentence: str) -> list[str]:

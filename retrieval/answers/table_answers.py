@@ -122,6 +122,8 @@ def table_claims(
     columns = columns_asked(question, match.table, match.row)
     if columns is None:
         return []
+    if operation is Operation.SUM and len(columns) == 1:
+        operation = None  # "the total X in 2019": the row's cell is that total
     return _row_claims(question, text, operation, match, columns, shown=shown)
 
 

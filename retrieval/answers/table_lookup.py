@@ -40,7 +40,8 @@ _OPERATION_TEXT = (
     "difference ratio proportion share amount value year years respective "
     "respectively between from both combined period fiscal fy highest largest "
     "greatest most higher larger greater more bigger lowest smallest least lower "
-    "smaller less exceed exceeded below above under over than across all each every"
+    "smaller less exceed exceeded below above under over than across all each every "
+    "thousand thousands million millions billion billions"
 )
 OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
 YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
@@ -72,6 +73,7 @@ def best_row(
         return None
     asked = Matcher(question.text)
     best: Match | None = None
+    best_key = (0.0, 0.0, False)
     for source, table in tables:
         for row in table.rows:
             # The row's own label, or with its section's ("Change in benefit
@@ -81,8 +83,18 @@ def best_row(
                     continue
                 context = f"{label} {row.section} {table.columns[0]}"
                 score = _label_score(label, context, wanted, asked, statistics)
-                if score is not None and (best is None or score > best.score):
-                    best = Match(source, table, row, score)
+                if score is None or (best is not None and score < best.score):
+                    continue
+                # Equal names: the label that also holds the question's other
+                # words ("Total Americas" over "Americas"), then the one it
+                # writes word for word, is the one asked for.
+                key = (
+                    score,
+                    weighted_share(question.terms, Matcher(label), statistics),
+                    normalized(label) in normalized(question.text),
+                )
+                if best is None or key > best_key:
+                    best, best_key = Match(source, table, row, score), key
     return best
 
 

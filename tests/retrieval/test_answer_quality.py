@@ -74,6 +74,57 @@ SEVERITIES = b"""# Severities
 | Severity 2 | Service degraded for many users | 30 minutes |
 """
 
+REGIONS = b"""# Revenue by region
+
+|  | Fiscal Year 2019 Net Sales | Fiscal Year 2019 % of Total |
+| --- | --- | --- |
+| Americas | 337,842 | 24.4% |
+| EMEA | 315,535 | 22.8% |
+"""
+
+COUNTRIES = b"""# Revenue by country
+
+|  | 2019 | 2018 |
+| --- | --- | --- |
+| United States | $614,493 | $668,580 |
+| Total Americas | 1,296,660 | 1,330,638 |
+| Total EMEA | 318,013 | 294,954 |
+"""
+
+TAXES = b"""# Income taxes
+
+|  | 2019 | 2018 |
+| --- | --- | --- |
+| Current provision for income taxes: |  |  |
+| Foreign | 1,716 | 953 |
+| Total current | 1,765 | 997 |
+| Provision for income taxes | $1,407 | $1,082 |
+"""
+
+OTHER_INCOME = (
+    b"""# Other income
+
+| (dollars in thousands) | 2018 | 2017 |
+| --- | --- | --- |
+| Total other (expense) income, net | (1,207) | 450 |
+""",
+    b"""# Other income and expense
+
+| (dollars in thousands) | 2019 | 2018 |
+| --- | --- | --- |
+| Interest income | $ 2,515 | $ 1,310 |
+| Total other income (expense), net | $ (3,781) | $ (2,727) |
+""",
+)
+
+ABBREVIATIONS = b"""# Creditors
+
+Ship management creditors' liability is comprised of cash collected from Egypt LNG
+Shipping Ltd. to cover the obligations of its vessel. Andrew R. Kaiser has been
+Chief Financial Officer since 2016. We sell most of our products in the U.S. The
+rest is sold in Europe.
+"""
+
 LINES = """# 地铁线路
 
 上海轨道交通16号线全长58.96公里，于2013年开通。
@@ -140,6 +191,27 @@ class TestContext:
 
         assert not body["refused"]
         assert "Service degraded for many users" in claim_texts(body)[0]
+
+    def test_an_abbreviation_does_not_end_the_sentence(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, ABBREVIATIONS)
+        client = client_for(viewer)
+
+        creditors = ask(
+            client, "What is ship management creditors' liability comprised of?"
+        )
+        assert claim_texts(creditors.json())[0] == (
+            "Ship management creditors' liability is comprised of cash collected "
+            "from Egypt LNG Shipping Ltd. to cover the obligations of its vessel."
+        )
+        officer = ask(client, "Who has been Chief Financial Officer since 2016?")
+        assert claim_texts(officer.json())[0].startswith("Andrew R. Kaiser has been")
+        # A sentence that does end in an abbreviation is still a sentence.
+        sold = ask(client, "Where do we sell most of our products?")
+        assert claim_texts(sold.json())[0] == (
+            "We sell most of our products in the U.S."
+        )
 
 
 class TestParallelItems:
@@ -358,6 +430,45 @@ class TestTables:
         assert claim["text"].endswith("; years: 2")
         assert claim["calculation"]["operation"] == "count"
         assert claim["calculation"]["result"] == "2"
+
+    def test_the_row_named_in_full_over_one_named_in_part(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, REGIONS, filename="regions.md")
+        ingest(knowledge_base, COUNTRIES, filename="countries.md")
+
+        body = ask(
+            client_for(viewer), "What was the Total Americas amount in 2019?"
+        ).json()
+
+        assert claim_texts(body) == ["Total Americas, 2019: 1,296,660"]
+
+    def test_the_row_written_word_for_word_over_one_with_the_same_words(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        for number, content in enumerate(OTHER_INCOME):
+            ingest(knowledge_base, content, filename=f"other-{number}.md")
+
+        body = ask(
+            client_for(viewer),
+            "What was the Total other income (expense), net in 2018 in thousands?",
+        ).json()
+
+        assert claim_texts(body) == [
+            "Total other income (expense), net, 2018: $ (2,727)"
+        ]
+
+    def test_the_total_of_one_year_is_the_cell_of_its_row(
+        self, ingest, viewer, client_for, knowledge_base
+    ):
+        ingest(knowledge_base, TAXES)
+
+        body = ask(
+            client_for(viewer), "What is the total provision for income taxes in 2019?"
+        ).json()
+
+        assert claim_texts(body) == ["Provision for income taxes, 2019: $1,407"]
+        assert body["claims"][0]["calculation"] is None
 
 
 class TestLength:
