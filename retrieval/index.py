@@ -16,7 +16,9 @@ snapshot, so visibility is decided before anything is scored.
 
 With `SEARCH_SNAPSHOT_DIR` set, the processes of a host share each version of a
 snapshot as memory-mapped files (`snapshot_files`): one of them builds it, all of
-them map it.
+them map it. A publish does not wait for those files: a process brings its own
+snapshot up to date in memory and maps the stored version once one process has
+written it in the background (`snapshot_saves`).
 
 Past `SEARCH_ANN_MIN_CHUNKS` a refresh carries the approximate vector index of
 the old snapshot; building one is `index_builds`' job, in the background.
@@ -24,7 +26,6 @@ the old snapshot; building one is `index_builds`' job, in the background.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import logging
@@ -44,6 +45,7 @@ from .embeddings import get_embedder
 from .index_builds import IndexBuilds, wants_index
 from .models import Chunk
 from .snapshot import Snapshot, document_runs
+from .snapshot_saves import SnapshotSaves
 from .terms import TOKENIZER, chunk_terms, decode
 
 logger = logging.getLogger(__name__)
@@ -252,75 +254,46 @@ def _fingerprint(knowledge_base_id: str) -> str:
     return f"{count}-{digest}"
 
 
-def _shared(
-    root: Path, snapshot: Snapshot | None, knowledge_base_id: str, version: int
+def _cannot_share(root: Path, error: OSError) -> None:
+    logger.warning(
+        "search snapshots cannot be shared through %s (%s); this process keeps its own",
+        root,
+        type(error).__name__,
+    )
+
+
+def _refreshable(snapshot: Snapshot | None) -> bool:
+    """Whether `_next` brings `snapshot` up to date rather than building anew."""
+    return (
+        snapshot is not None
+        and not snapshot.stale
+        and snapshot.dimension == get_embedder().dimension
+    )
+
+
+def _built_and_stored(
+    root: Path,
+    snapshot: Snapshot | None,
+    knowledge_base_id: str,
+    version: int,
+    name: str,
 ) -> Snapshot:
-    """The host's stored snapshot of this version, mapped; built and stored by
-    this process if no process of the host has stored it yet."""
-    name = snapshot_files.version_name(version, _fingerprint(knowledge_base_id))
+    """The stored version `name`, mapped; built and stored by this process
+    unless another process of the host does it first (this one waits for it)."""
     with snapshot_files.build_lock(root, knowledge_base_id):
         stored = snapshot_files.load(root, knowledge_base_id, name)
-        if stored is None:
-            built = _next(snapshot, knowledge_base_id, version)
-            if built.stale:
-                return built  # rebuilt at every version until reindexed: not shared
-            folder = snapshot_files.folder(root, knowledge_base_id)
-            ann_file = (
-                vector_index.store(built.approximate, folder)
-                if built.approximate
-                else ""
-            )
-            snapshot_files.save(
-                root, knowledge_base_id, name, {**_fields(built), "ann_file": ann_file}
-            )
-            snapshot_files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
-            stored = snapshot_files.load(root, knowledge_base_id, name)
-            if stored is None:
-                return built
-    postings = Postings(
-        stored.pop("hashes"),
-        stored.pop("starts"),
-        stored.pop("rows"),
-        stored.pop("counts"),
-    )
-    ann_file = stored.pop("ann_file", "")
-    ann_rows, ann_uncovered = stored.pop("ann_rows"), stored.pop("ann_uncovered")
-    approximate = None
-    if ann_file:
-        # Gone when a newer index replaced it: the snapshot takes that one up.
-        with contextlib.suppress(OSError):
-            approximate = vector_index.opened(
-                snapshot_files.folder(root, knowledge_base_id) / ann_file,
-                ann_rows,
-                ann_uncovered,
-            )
-    return Snapshot(
-        knowledge_base_id=knowledge_base_id,
-        postings=postings,
-        approximate=approximate,
-        **stored,
-    )
-
-
-def _fields(snapshot: Snapshot) -> dict:
-    approximate, empty = snapshot.approximate, np.zeros(0, dtype=np.int64)
-    return {
-        "version": snapshot.version,
-        "dimension": snapshot.dimension,
-        "stale": snapshot.stale,
-        "chunk_ids": snapshot.chunk_ids,
-        "document_ids": snapshot.document_ids,
-        "ordinals": snapshot.ordinals,
-        "lengths": snapshot.lengths,
-        "folds": snapshot.folds,
-        "matrix": snapshot.matrix,
-        "hashes": snapshot.postings.hashes,
-        "starts": snapshot.postings.starts,
-        "rows": snapshot.postings.rows,
-        "counts": snapshot.postings.counts,
-        "ann_rows": approximate.rows if approximate else empty,
-        "ann_uncovered": approximate.uncovered if approximate else empty,
-    }
+        if stored is not None:
+            return stored
+        built = _next(snapshot, knowledge_base_id, version)
+        if built.stale:
+            return built  # rebuilt at every version until reindexed: not shared
+        folder = snapshot_files.folder(root, knowledge_base_id)
+        ann_file = (
+            vector_index.store(built.approximate, folder) if built.approximate else ""
+        )
+        snapshot_files.save(root, knowledge_base_id, name, built, ann_file)
+        snapshot_files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
+        return snapshot_files.load(root, knowledge_base_id, name) or built
 
 
 class SnapshotCache:
@@ -331,6 +304,7 @@ class SnapshotCache:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self._index_builds = IndexBuilds(self._hand_over)
+        self._saves = SnapshotSaves()
 
     def snapshots(self, knowledge_base_ids: list[str]) -> list[Snapshot]:
         versions = dict(
@@ -351,6 +325,8 @@ class SnapshotCache:
                     snapshot = self._load(snapshot, knowledge_base_id, version)
                     self._snapshots[knowledge_base_id] = snapshot
                     self._index_builds.look_again(knowledge_base_id)
+        if snapshot.awaiting:
+            snapshot = self._stored_copy(snapshot)
         if wants_index(snapshot):
             snapshot = self._index_builds.wanted(snapshot, _shared_root())
         return snapshot
@@ -387,22 +363,94 @@ class SnapshotCache:
         """Until the approximate indexes being built are handed over."""
         self._index_builds.wait(timeout)
 
-    @staticmethod
     def _load(
-        snapshot: Snapshot | None, knowledge_base_id: str, version: int
+        self, snapshot: Snapshot | None, knowledge_base_id: str, version: int
     ) -> Snapshot:
         root = _shared_root()
         if root is not None:
             try:
-                return _shared(root, snapshot, knowledge_base_id, version)
+                return self._shared(root, snapshot, knowledge_base_id, version)
             except OSError as error:  # not writable, disk full: search goes on
-                logger.warning(
-                    "search snapshots cannot be shared through %s (%s); this "
-                    "process keeps its own",
-                    root,
-                    type(error).__name__,
-                )
+                _cannot_share(root, error)
         return _next(snapshot, knowledge_base_id, version)
+
+    def _shared(
+        self,
+        root: Path,
+        snapshot: Snapshot | None,
+        knowledge_base_id: str,
+        version: int,
+    ) -> Snapshot:
+        """The host's stored snapshot of this version, mapped, if it is there.
+        Otherwise a snapshot this process has is brought up to date in memory at
+        once and one process stores it in the background (the others keep their
+        own copy until it is stored); a process with none waits for the build."""
+        name = snapshot_files.version_name(version, _fingerprint(knowledge_base_id))
+        stored = snapshot_files.load(root, knowledge_base_id, name)
+        if stored is not None:
+            return stored
+        if not _refreshable(snapshot):
+            return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
+        refreshed = _next(snapshot, knowledge_base_id, version)
+        if not refreshed.stale:
+            refreshed.awaiting = name
+            self._store_soon(root, refreshed)
+        return refreshed
+
+    def _store_soon(self, root: Path, snapshot: Snapshot) -> None:
+        """Start writing this process's own copy for the host, unless a write
+        of this knowledge base is under way here or in another process."""
+        knowledge_base_id = snapshot.knowledge_base_id
+        if self._saves.saving(knowledge_base_id):
+            return
+        try:
+            held = snapshot_files.try_build_lock(root, knowledge_base_id)
+        except OSError as error:
+            _cannot_share(root, error)
+            return
+        if held is None:
+            return
+        if snapshot_files.is_stored(root, knowledge_base_id, snapshot.awaiting):
+            held.release()
+            return
+        self._saves.start(
+            held,
+            root,
+            knowledge_base_id,
+            snapshot.awaiting,
+            snapshot,
+        )
+
+    def _stored_copy(self, private: Snapshot) -> Snapshot:
+        """The mapped stored version in place of this process's own copy once
+        it is stored (the memory of the copy goes); until then, the copy."""
+        knowledge_base_id = private.knowledge_base_id
+        root = _shared_root()
+        if root is None:
+            return private
+        mapped = (
+            snapshot_files.load(root, knowledge_base_id, private.awaiting)
+            if snapshot_files.is_stored(root, knowledge_base_id, private.awaiting)
+            else None
+        )
+        if mapped is None:
+            self._store_soon(root, private)
+            return private
+        with self._lock(knowledge_base_id):
+            current = self._snapshots.get(knowledge_base_id)
+            if current is None or current.awaiting != private.awaiting:
+                return current or private  # replaced meanwhile
+            if mapped.approximate is None and current.approximate is not None:
+                new_row = vector_index.row_map(current.chunk_ids, mapped.chunk_ids)
+                mapped.approximate = vector_index.carried(
+                    current.approximate, new_row, mapped.size
+                )
+            self._snapshots[knowledge_base_id] = mapped
+            return mapped
+
+    def wait_for_saves(self, timeout: float | None = None) -> None:
+        """Until the snapshots being written for the host are written."""
+        self._saves.wait(timeout)
 
     def discard(self, knowledge_base_id: str) -> None:
         """Forget one knowledge base's snapshot (it was deleted)."""
@@ -411,6 +459,7 @@ class SnapshotCache:
             self._locks.pop(knowledge_base_id, None)
         root = _shared_root()
         if root is not None:
+            self._saves.wait()  # a write under way would bring its folder back
             snapshot_files.discard(root, knowledge_base_id)
 
     def clear(self) -> None:

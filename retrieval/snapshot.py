@@ -32,6 +32,10 @@ class Snapshot:
     stale: int = 0
     # Where the vector list's candidates come from past SEARCH_ANN_MIN_CHUNKS.
     approximate: vector_index.Approximate | None = None
+    # With shared snapshots, the stored version this process's own copy stands
+    # in for until one process of the host has written it ("": mapped, or not
+    # shared).
+    awaiting: str = ""
 
     @property
     def size(self) -> int:

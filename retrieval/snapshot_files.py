@@ -7,10 +7,9 @@ made their terms and vectors; every process then maps them read-only
 (`numpy.load(mmap_mode="r")`), so the operating system keeps one copy in memory
 for all of them. A directory is written under a temporary name and renamed into
 place, so a reader never sees half of one; a lock file per knowledge base makes
-the processes of a host build a version one at a time (the others wait, then map
-it). Older versions are deleted once a newer one is in place: a process still
-mapping one keeps reading it until it moves on (Linux frees unlinked files when
-their last mapping goes).
+the processes of a host write a version one at a time. Older versions are
+deleted once a newer one is in place: a process still mapping one keeps reading
+it until it moves on (Linux frees unlinked files when their last mapping goes).
 
 An approximate vector index (`ann-*` files, retrieval.vector_index) is built by
 one process of the host at a time, in the background (`index_lock`), and named
@@ -34,7 +33,9 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .snapshot import document_runs
+from . import vector_index
+from .bm25 import Postings
+from .snapshot import Snapshot, document_runs
 
 _ARRAYS = (
     "chunk_ids",
@@ -50,6 +51,7 @@ _ARRAYS = (
     "ann_rows",
     "ann_uncovered",
 )
+_POSTINGS = ("hashes", "starts", "rows", "counts")
 
 
 def folder(root: Path, knowledge_base_id: str) -> Path:
@@ -71,6 +73,36 @@ def build_lock(root: Path, knowledge_base_id: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class HeldLock:
+    """A build lock taken by `try_build_lock`; `release()` may be called from
+    another thread than the one that took it."""
+
+    def __init__(self, handle) -> None:
+        self._handle = handle
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+        self._handle.close()
+
+
+def try_build_lock(root: Path, knowledge_base_id: str) -> HeldLock | None:
+    """`build_lock` if no other holder has it, else None at once."""
+    directory = folder(root, knowledge_base_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    handle = open(directory / ".lock", "a+b")  # noqa: SIM115 - held past this call
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return HeldLock(handle)
+
+
+def is_stored(root: Path, knowledge_base_id: str, name: str) -> bool:
+    return (folder(root, knowledge_base_id) / name).is_dir()
 
 
 @contextlib.contextmanager
@@ -127,8 +159,8 @@ def newest_index(root: Path, knowledge_base_id: str) -> tuple[str, np.ndarray, s
     return file, keys, pointer.get("made_by", "")
 
 
-def load(root: Path, knowledge_base_id: str, name: str) -> dict | None:
-    """The arrays (memory-mapped) and fields of a stored snapshot, or None."""
+def load(root: Path, knowledge_base_id: str, name: str) -> Snapshot | None:
+    """A stored snapshot, its arrays memory-mapped; None when it is not there."""
     directory = folder(root, knowledge_base_id) / name
     try:
         meta = json.loads((directory / "meta.json").read_text())
@@ -138,8 +170,24 @@ def load(root: Path, knowledge_base_id: str, name: str) -> dict | None:
         }
     except (OSError, ValueError):
         return None
+    postings = Postings(*(arrays.pop(part) for part in _POSTINGS))
+    ann_rows, ann_uncovered = arrays.pop("ann_rows"), arrays.pop("ann_uncovered")
+    ann_file = meta.pop("ann_file", "")
+    approximate = None
+    if ann_file:
+        # Gone when a newer index replaced it: the snapshot takes that one up.
+        with contextlib.suppress(OSError):
+            approximate = vector_index.opened(
+                folder(root, knowledge_base_id) / ann_file, ann_rows, ann_uncovered
+            )
     arrays["document_ids"] = _uuids(arrays.pop("document_ids"))
-    return {**meta, **arrays}
+    return Snapshot(
+        knowledge_base_id=knowledge_base_id,
+        postings=postings,
+        approximate=approximate,
+        **meta,
+        **arrays,
+    )
 
 
 def _uuids(raw: np.ndarray) -> np.ndarray:
@@ -166,8 +214,11 @@ def _uuid_rows(document_ids: np.ndarray) -> np.ndarray:
     return np.repeat(raw, np.diff(np.append(starts, len(document_ids))), axis=0)
 
 
-def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
-    """Write a snapshot's arrays and fields as `name`, atomically."""
+def save(
+    root: Path, knowledge_base_id: str, name: str, snapshot: Snapshot, ann_file: str
+) -> None:
+    """Write a snapshot's arrays and fields as `name`, atomically; `ann_file` is
+    its approximate index's file, already stored ("": none)."""
     directory = folder(root, knowledge_base_id)
     final = directory / name
     if final.exists():
@@ -175,17 +226,38 @@ def save(root: Path, knowledge_base_id: str, name: str, fields: dict) -> None:
     scratch = directory / f".{name}.{os.getpid()}.tmp"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
-    for array in _ARRAYS:
-        value = fields[array]
-        if array == "document_ids":
-            value = _uuid_rows(value)
+    for array, value in _arrays(snapshot).items():
         np.save(scratch / f"{array}.npy", np.ascontiguousarray(value))
-    meta = {k: v for k, v in fields.items() if k not in _ARRAYS}
+    meta = {
+        "version": snapshot.version,
+        "dimension": snapshot.dimension,
+        "stale": snapshot.stale,
+        "ann_file": ann_file,
+    }
     (scratch / "meta.json").write_text(json.dumps(meta))
     try:
         scratch.rename(final)
     except OSError:  # another process put it there first
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
+    approximate, empty = snapshot.approximate, np.zeros(0, dtype=np.int64)
+    postings = snapshot.postings
+    return {
+        "chunk_ids": snapshot.chunk_ids,
+        "ordinals": snapshot.ordinals,
+        "lengths": snapshot.lengths,
+        "folds": snapshot.folds,
+        "matrix": snapshot.matrix,
+        "hashes": postings.hashes,
+        "starts": postings.starts,
+        "rows": postings.rows,
+        "counts": postings.counts,
+        "document_ids": _uuid_rows(snapshot.document_ids),
+        "ann_rows": approximate.rows if approximate else empty,
+        "ann_uncovered": approximate.uncovered if approximate else empty,
+    }
 
 
 def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None:

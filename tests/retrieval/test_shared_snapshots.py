@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from retrieval import index
+from retrieval import index, snapshot_files
 from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
@@ -61,12 +61,58 @@ def test_a_publish_stores_the_next_version_and_drops_the_old(
 
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     passages = search(user=viewer, question="hotel costs a night").passages
+    snapshot_cache.wait_for_saves()  # written in the background
 
     assert passages[0].document_id == hotel.pk
     assert len(stored_versions(shared)) == 1
     assert stored_versions(shared) != first
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     assert snapshot.size == Chunk.objects.count()
+    assert isinstance(snapshot.matrix, np.memmap)  # its own copy is gone
+
+
+def test_a_publish_is_searched_at_once_while_another_process_writes(
+    shared, ingest, viewer, knowledge_base
+):
+    ingest(knowledge_base, LEAVE)
+    assert search(user=viewer, question="annual leave").passages
+    first = stored_versions(shared)
+    writer = snapshot_files.try_build_lock(shared.parent, "kb-company")
+
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+    passages = search(user=viewer, question="hotel costs a night").passages
+
+    assert passages[0].document_id == hotel.pk
+    snapshot_cache.wait_for_saves()
+    assert stored_versions(shared) == first  # the other process holds the lock
+    assert not isinstance(snapshot_cache.snapshots(["kb-company"])[0].matrix, np.memmap)
+
+    writer.release()  # it died before writing: this process writes it
+    search(user=viewer, question="hotel costs a night")
+    snapshot_cache.wait_for_saves()
+    snapshot = snapshot_cache.snapshots(["kb-company"])[0]
+    assert stored_versions(shared) != first
+    assert isinstance(snapshot.matrix, np.memmap)
+    assert snapshot.size == Chunk.objects.count()
+
+
+def test_a_version_that_cannot_be_written_is_searched_from_memory(
+    shared, ingest, viewer, knowledge_base, monkeypatch, caplog
+):
+    ingest(knowledge_base, LEAVE)
+    assert search(user=viewer, question="annual leave").passages
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(snapshot_files, "save", full)
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+    passages = search(user=viewer, question="hotel costs a night").passages
+    snapshot_cache.wait_for_saves()
+
+    assert passages[0].document_id == hotel.pk
+    assert "not stored" in caplog.text
+    assert search(user=viewer, question="hotel costs a night").passages
 
 
 def test_a_snapshot_of_chunks_needing_reindex_is_not_stored(
