@@ -16,9 +16,9 @@ snapshot, so visibility is decided before anything is scored.
 
 With `SEARCH_SNAPSHOT_DIR` set, the processes of a host share each version of a
 snapshot as memory-mapped files (`snapshot_files`): one of them builds it, all of
-them map it. A publish does not wait for those files: a process brings its own
-snapshot up to date in memory and maps the stored version once one process has
-written it in the background (`snapshot_saves`).
+them map it. The process that writes a new version does not make its query wait
+for the files: it answers from its own snapshot brought up to date in memory
+while a thread writes them (`snapshot_saves`).
 
 Past `SEARCH_ANN_MIN_CHUNKS` a refresh carries the approximate vector index of
 the old snapshot; building one is `index_builds`' job, in the background.
@@ -254,14 +254,6 @@ def _fingerprint(knowledge_base_id: str) -> str:
     return f"{count}-{digest}"
 
 
-def _cannot_share(root: Path, error: OSError) -> None:
-    logger.warning(
-        "search snapshots cannot be shared through %s (%s); this process keeps its own",
-        root,
-        type(error).__name__,
-    )
-
-
 def _refreshable(snapshot: Snapshot | None) -> bool:
     """Whether `_next` brings `snapshot` up to date rather than building anew."""
     return (
@@ -323,10 +315,15 @@ class SnapshotCache:
                 snapshot = self._snapshots.get(knowledge_base_id)
                 if snapshot is None or snapshot.version != version:
                     snapshot = self._load(snapshot, knowledge_base_id, version)
-                    self._snapshots[knowledge_base_id] = snapshot
+                    with self._guard:
+                        # A copy being written was put in place by `_shared`,
+                        # and may have been replaced by its files already.
+                        put = self._snapshots.get(knowledge_base_id)
+                        if put is not None and put.version == version:
+                            snapshot = put
+                        else:
+                            self._snapshots[knowledge_base_id] = snapshot
                     self._index_builds.look_again(knowledge_base_id)
-        if snapshot.awaiting:
-            snapshot = self._stored_copy(snapshot)
         if wants_index(snapshot):
             snapshot = self._index_builds.wanted(snapshot, _shared_root())
         return snapshot
@@ -344,16 +341,29 @@ class SnapshotCache:
         """Give an index whose key k stands for the chunk `chunk_ids[k]` to the
         knowledge base's current snapshot, its keys mapped to that snapshot's rows."""
         with self._lock(knowledge_base_id):
-            current = self._snapshots.get(knowledge_base_id)
-            if current is None:
-                return None  # discarded meanwhile
-            new_row = vector_index.row_map(chunk_ids, current.chunk_ids)
-            current = dataclasses.replace(
-                current,
-                approximate=vector_index.carried(approximate, new_row, current.size),
-            )
-            self._snapshots[knowledge_base_id] = current
-            return current
+            while True:
+                current = self._snapshots.get(knowledge_base_id)
+                if current is None:
+                    return None  # discarded meanwhile
+                new_row = vector_index.row_map(chunk_ids, current.chunk_ids)
+                given = dataclasses.replace(
+                    current,
+                    approximate=vector_index.carried(
+                        approximate, new_row, current.size
+                    ),
+                )
+                if self._replaced(knowledge_base_id, current, given):
+                    return given
+
+    def _replaced(self, knowledge_base_id: str, old: Snapshot, new: Snapshot) -> bool:
+        """Put `new` in place of `old`, unless another snapshot took its place
+        meanwhile (the writes of `snapshot_saves` do not take `_lock`: they may
+        end while a query holds it, waiting for their build lock)."""
+        with self._guard:
+            if self._snapshots.get(knowledge_base_id) is not old:
+                return False
+            self._snapshots[knowledge_base_id] = new
+            return True
 
     def building_indexes(self) -> bool:
         """Whether an approximate index is being built in the background."""
@@ -371,7 +381,12 @@ class SnapshotCache:
             try:
                 return self._shared(root, snapshot, knowledge_base_id, version)
             except OSError as error:  # not writable, disk full: search goes on
-                _cannot_share(root, error)
+                logger.warning(
+                    "search snapshots cannot be shared through %s (%s); this "
+                    "process keeps its own",
+                    root,
+                    type(error).__name__,
+                )
         return _next(snapshot, knowledge_base_id, version)
 
     def _shared(
@@ -381,72 +396,69 @@ class SnapshotCache:
         knowledge_base_id: str,
         version: int,
     ) -> Snapshot:
-        """The host's stored snapshot of this version, mapped, if it is there.
-        Otherwise a snapshot this process has is brought up to date in memory at
-        once and one process stores it in the background (the others keep their
-        own copy until it is stored); a process with none waits for the build."""
+        """The host's stored snapshot of this version, mapped. The process that
+        writes it, when it has a snapshot to bring up to date, answers from that
+        copy at once and writes the files in the background; the others wait for
+        the files and map them."""
         name = snapshot_files.version_name(version, _fingerprint(knowledge_base_id))
         stored = snapshot_files.load(root, knowledge_base_id, name)
         if stored is not None:
             return stored
         if not _refreshable(snapshot):
             return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
-        refreshed = _next(snapshot, knowledge_base_id, version)
-        if not refreshed.stale:
-            refreshed.awaiting = name
-            self._store_soon(root, refreshed)
+        if self._saves.writing(knowledge_base_id):
+            # This process writes an older version: this one is written next.
+            refreshed = _next(snapshot, knowledge_base_id, version)
+            refreshed.awaiting = "" if refreshed.stale else name
+            self._put(refreshed)
+            if refreshed.stale or self._saves.queue(refreshed, self._saved):
+                return refreshed
+            snapshot = refreshed  # that write ended meanwhile
+        held = snapshot_files.try_build_lock(root, knowledge_base_id)
+        if held is None:
+            return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
+        try:
+            stored = snapshot_files.load(root, knowledge_base_id, name)
+            refreshed = stored or _next(snapshot, knowledge_base_id, version)
+        except BaseException:
+            held.release()
+            raise
+        if stored is not None or refreshed.stale:
+            held.release()
+            return refreshed  # stored meanwhile; or not to be shared until reindexed
+        refreshed.awaiting = name
+        self._put(refreshed)  # before its write can end
+        self._saves.start(held, root, refreshed, self._saved)
         return refreshed
 
-    def _store_soon(self, root: Path, snapshot: Snapshot) -> None:
-        """Start writing this process's own copy for the host, unless a write
-        of this knowledge base is under way here or in another process."""
-        knowledge_base_id = snapshot.knowledge_base_id
-        if self._saves.saving(knowledge_base_id):
-            return
-        try:
-            held = snapshot_files.try_build_lock(root, knowledge_base_id)
-        except OSError as error:
-            _cannot_share(root, error)
-            return
-        if held is None:
-            return
-        if snapshot_files.is_stored(root, knowledge_base_id, snapshot.awaiting):
-            held.release()
-            return
-        self._saves.start(
-            held,
-            root,
-            knowledge_base_id,
-            snapshot.awaiting,
-            snapshot,
-        )
+    def _put(self, snapshot: Snapshot) -> None:
+        with self._guard:
+            self._snapshots[snapshot.knowledge_base_id] = snapshot
 
-    def _stored_copy(self, private: Snapshot) -> Snapshot:
-        """The mapped stored version in place of this process's own copy once
-        it is stored (the memory of the copy goes); until then, the copy."""
+    def _saved(self, private: Snapshot, stored: Snapshot | None) -> None:
+        """Put the mapped files written for `private` in its place (its memory
+        goes); when they could not be written, it stays, no longer awaiting."""
         knowledge_base_id = private.knowledge_base_id
-        root = _shared_root()
-        if root is None:
-            return private
-        mapped = (
-            snapshot_files.load(root, knowledge_base_id, private.awaiting)
-            if snapshot_files.is_stored(root, knowledge_base_id, private.awaiting)
-            else None
-        )
-        if mapped is None:
-            self._store_soon(root, private)
-            return private
-        with self._lock(knowledge_base_id):
+        while True:
             current = self._snapshots.get(knowledge_base_id)
             if current is None or current.awaiting != private.awaiting:
-                return current or private  # replaced meanwhile
-            if mapped.approximate is None and current.approximate is not None:
-                new_row = vector_index.row_map(current.chunk_ids, mapped.chunk_ids)
-                mapped.approximate = vector_index.carried(
-                    current.approximate, new_row, mapped.size
+                return  # a newer version meanwhile
+            if stored is None:
+                current.awaiting = ""
+                return
+            mapped = stored
+            # An index handed over during the write is newer than the stored one.
+            newer = current.approximate is not private.approximate
+            if current.approximate is not None and (newer or not stored.approximate):
+                new_row = vector_index.row_map(current.chunk_ids, stored.chunk_ids)
+                mapped = dataclasses.replace(
+                    stored,
+                    approximate=vector_index.carried(
+                        current.approximate, new_row, stored.size
+                    ),
                 )
-            self._snapshots[knowledge_base_id] = mapped
-            return mapped
+            if self._replaced(knowledge_base_id, current, mapped):
+                return
 
     def wait_for_saves(self, timeout: float | None = None) -> None:
         """Until the snapshots being written for the host are written."""

@@ -32,8 +32,8 @@ class Snapshot:
     stale: int = 0
     # Where the vector list's candidates come from past SEARCH_ANN_MIN_CHUNKS.
     approximate: vector_index.Approximate | None = None
-    # With shared snapshots, the stored version this process's own copy stands
-    # in for until one process of the host has written it ("": mapped, or not
+    # With shared snapshots, the stored version this in-memory copy stands in
+    # for while this process writes it in the background ("": mapped, or not
     # shared).
     awaiting: str = ""
 

@@ -7,9 +7,10 @@ made their terms and vectors; every process then maps them read-only
 (`numpy.load(mmap_mode="r")`), so the operating system keeps one copy in memory
 for all of them. A directory is written under a temporary name and renamed into
 place, so a reader never sees half of one; a lock file per knowledge base makes
-the processes of a host write a version one at a time. Older versions are
-deleted once a newer one is in place: a process still mapping one keeps reading
-it until it moves on (Linux frees unlinked files when their last mapping goes).
+the processes of a host write a version one at a time (the others wait, then
+map it). Older versions are deleted once a newer one is in place: a process
+still mapping one keeps reading it until it moves on (Linux frees unlinked files
+when their last mapping goes).
 
 An approximate vector index (`ann-*` files, retrieval.vector_index) is built by
 one process of the host at a time, in the background (`index_lock`), and named
@@ -99,10 +100,6 @@ def try_build_lock(root: Path, knowledge_base_id: str) -> HeldLock | None:
         handle.close()
         return None
     return HeldLock(handle)
-
-
-def is_stored(root: Path, knowledge_base_id: str, name: str) -> bool:
-    return (folder(root, knowledge_base_id) / name).is_dir()
 
 
 @contextlib.contextmanager

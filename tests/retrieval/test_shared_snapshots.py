@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
+from django.db import connections
 
 from retrieval import index, snapshot_files
 from retrieval.index import SnapshotCache, snapshot_cache
@@ -18,6 +20,7 @@ pytestmark = pytest.mark.django_db
 
 LEAVE = b"# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n"
 HOTEL = b"# Hotels\n\nHotel costs are refunded up to 150 euros a night.\n"
+TRAIN = b"# Trains\n\nTrain tickets are booked in second class.\n"
 
 
 @pytest.fixture
@@ -71,27 +74,103 @@ def test_a_publish_stores_the_next_version_and_drops_the_old(
     assert isinstance(snapshot.matrix, np.memmap)  # its own copy is gone
 
 
-def test_a_publish_is_searched_at_once_while_another_process_writes(
-    shared, ingest, viewer, knowledge_base
+def test_a_publish_is_answered_before_its_files_are_written(
+    shared, ingest, viewer, knowledge_base, monkeypatch
 ):
     ingest(knowledge_base, LEAVE)
     assert search(user=viewer, question="annual leave").passages
     first = stored_versions(shared)
-    writer = snapshot_files.try_build_lock(shared.parent, "kb-company")
+    writing, written = threading.Event(), threading.Event()
+    save = snapshot_files.save
 
+    def slow_save(*args, **kwargs):
+        writing.set()
+        assert written.wait(10)
+        save(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot_files, "save", slow_save)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+
     passages = search(user=viewer, question="hotel costs a night").passages
 
     assert passages[0].document_id == hotel.pk
+    assert writing.wait(10)
+    assert stored_versions(shared) == first
+    copy = snapshot_cache.snapshots(["kb-company"])[0]
+    assert not isinstance(copy.matrix, np.memmap)
+    assert copy.awaiting
+    written.set()
     snapshot_cache.wait_for_saves()
-    assert stored_versions(shared) == first  # the other process holds the lock
-    assert not isinstance(snapshot_cache.snapshots(["kb-company"])[0].matrix, np.memmap)
+    mapped = snapshot_cache.snapshots(["kb-company"])[0]
+    assert stored_versions(shared) != first
+    assert isinstance(mapped.matrix, np.memmap)  # handed over: the copy is gone
+    assert list(mapped.chunk_ids) == list(copy.chunk_ids)
 
-    writer.release()  # it died before writing: this process writes it
+
+@pytest.mark.django_db(transaction=True)  # the query's thread sees the rows
+def test_a_query_waiting_for_this_processs_own_write_gets_its_answer(
+    shared, ingest, viewer, knowledge_base, monkeypatch
+):
+    ingest(knowledge_base, LEAVE)
+    assert search(user=viewer, question="annual leave").passages
+    writing, written = threading.Event(), threading.Event()
+    save = snapshot_files.save
+
+    def slow_save(*args, **kwargs):
+        writing.set()
+        assert written.wait(10)
+        save(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot_files, "save", slow_save)
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     search(user=viewer, question="hotel costs a night")
+    assert writing.wait(10)
+    snapshot_cache.clear()  # no copy to bring up to date: the query waits
+    answers = []
+
+    def ask():
+        try:
+            answers.append(search(user=viewer, question="hotel costs a night"))
+        finally:
+            connections.close_all()
+
+    query = threading.Thread(target=ask)
+    query.start()
+
+    written.set()
+    query.join(10)
+
+    assert not query.is_alive(), "the query and the write wait for each other"
+    assert answers[0].passages[0].document_id == hotel.pk
+
+
+def test_a_version_published_during_a_write_is_written_next(
+    shared, ingest, viewer, knowledge_base, monkeypatch
+):
+    ingest(knowledge_base, LEAVE)
+    assert search(user=viewer, question="annual leave").passages
+    written = threading.Event()
+    names = []
+    save = snapshot_files.save
+
+    def slow_save(root, knowledge_base_id, name, *args):
+        names.append(name)
+        assert written.wait(10)
+        save(root, knowledge_base_id, name, *args)
+
+    monkeypatch.setattr(snapshot_files, "save", slow_save)
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    search(user=viewer, question="hotel costs a night")
+    train = ingest(knowledge_base, TRAIN, filename="train.md")
+
+    passages = search(user=viewer, question="train tickets").passages
+
+    assert passages[0].document_id == train.pk  # not waiting for the first write
+    written.set()
     snapshot_cache.wait_for_saves()
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
-    assert stored_versions(shared) != first
+    assert len(names) == 2
+    assert stored_versions(shared) == [names[-1]]
     assert isinstance(snapshot.matrix, np.memmap)
     assert snapshot.size == Chunk.objects.count()
 
@@ -101,8 +180,10 @@ def test_a_version_that_cannot_be_written_is_searched_from_memory(
 ):
     ingest(knowledge_base, LEAVE)
     assert search(user=viewer, question="annual leave").passages
+    attempts = []
 
     def full(*args, **kwargs):
+        attempts.append(args)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(snapshot_files, "save", full)
@@ -112,20 +193,11 @@ def test_a_version_that_cannot_be_written_is_searched_from_memory(
 
     assert passages[0].document_id == hotel.pk
     assert "not stored" in caplog.text
-    assert search(user=viewer, question="hotel costs a night").passages
-
-
-def test_a_snapshot_of_chunks_needing_reindex_is_not_stored(
-    shared, ingest, knowledge_base
-):
-    ingest(knowledge_base, LEAVE)
-    Chunk.objects.update(tokenizer="", terms=b"")
-    snapshot_cache.clear()
-
-    snapshot = snapshot_cache.snapshots(["kb-company"])[0]
-
-    assert snapshot.stale == snapshot.size
-    assert stored_versions(shared) == []
+    again = search(user=viewer, question="hotel costs a night").passages
+    snapshot_cache.wait_for_saves()
+    assert again[0].document_id == hotel.pk
+    assert len(attempts) == 1  # not written again at every query
+    assert not snapshot_cache.snapshots(["kb-company"])[0].awaiting
 
 
 MAPPED = """
