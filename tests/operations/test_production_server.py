@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -38,6 +39,18 @@ def fetch(url: str) -> tuple[int, str, bytes]:
         return error.code, error.headers["Content-Type"], error.read()
 
 
+class Served(NamedTuple):
+    server: subprocess.Popen
+    base: str
+    log: list[str]  # the master's and workers' stderr, read while they run
+
+
+def read_into(stream, lines: list[str]) -> threading.Thread:
+    reader = threading.Thread(target=lambda: lines.extend(stream), daemon=True)
+    reader.start()
+    return reader
+
+
 @pytest.fixture
 def gunicorn(process_env, tmp_path):
     """A gunicorn master with two workers on a free port, static files collected."""
@@ -58,6 +71,8 @@ def gunicorn(process_env, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
+    log: list[str] = []
+    reader = read_into(server.stderr, log)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -66,15 +81,17 @@ def gunicorn(process_env, tmp_path):
                 break
         except OSError:
             if server.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(server.stderr.read()) from None
+                reader.join(timeout=5)
+                raise AssertionError("".join(log)) from None
             time.sleep(0.1)
-    yield server, base
+    yield Served(server, base, log)
     server.terminate()
     try:
         server.wait(timeout=30)
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
+    reader.join(timeout=5)
 
 
 def workers_of(server: subprocess.Popen) -> set[int]:
@@ -84,7 +101,7 @@ def workers_of(server: subprocess.Popen) -> set[int]:
 
 
 def test_the_admin_loads_its_css_and_the_api_answers_with_debug_off(gunicorn):
-    _, base = gunicorn
+    base = gunicorn.base
 
     status, _, page = fetch(f"{base}/admin/login/")
     assert status == 200
@@ -98,7 +115,7 @@ def test_the_admin_loads_its_css_and_the_api_answers_with_debug_off(gunicorn):
 
 
 def test_a_graceful_restart_drops_no_request(gunicorn):
-    server, base = gunicorn
+    server, base, _ = gunicorn
     results: list[int | str] = []
     stop = threading.Event()
 
@@ -169,20 +186,26 @@ def logging_info(process_env):
 def test_workers_warm_their_search_snapshots_before_they_say_ready(
     with_chunks, logging_info, gunicorn
 ):
-    server, base = gunicorn
-    deadline = time.monotonic() + 60
-    while True:
-        status, _, body = fetch(f"{base}/api/health/ready")
-        if status == 200 or time.monotonic() > deadline:
-            break
-        assert json.loads(body)["status"] == "warming"
-        time.sleep(0.1)
-    assert status == 200
-    assert json.loads(body)["checks"]["search"] == "ok"
+    server, base, log = gunicorn
 
-    server.terminate()
-    server.wait(timeout=30)
-    log = server.stderr.read()
-    done = re.findall(r"search warm-up done knowledge_bases=1 chunks=(\d+)", log)
-    # Each worker of the two warmed its own snapshot (until they share one host's).
-    assert done == [str(with_chunks)] * 2, log
+    def warmed() -> list[str]:
+        return re.findall(
+            r"search warm-up done knowledge_bases=1 chunks=(\d+)", "".join(log)
+        )
+
+    # Each worker says warming until its own snapshot is up; the two finish
+    # at their own pace, so wait for both before asking who is ready.
+    answers: set[tuple[int, str]] = set()
+    deadline = time.monotonic() + 60
+    while len(warmed()) < 2 and time.monotonic() < deadline:
+        status, _, body = fetch(f"{base}/api/health/ready")
+        answers.add((status, json.loads(body)["status"]))
+        time.sleep(0.05)
+    assert warmed() == [str(with_chunks)] * 2, "".join(log)
+    assert answers <= {(503, "warming"), (200, "ready")}, answers
+
+    for _ in range(10):
+        status, _, body = fetch(f"{base}/api/health/ready")
+        assert status == 200, body
+        assert json.loads(body)["checks"]["search"] == "ok"
+    assert server.poll() is None
