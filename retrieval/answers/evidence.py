@@ -38,6 +38,12 @@ _OPENS_SENTENCE = re.compile(
     r"|A|An|Of|To|During|Since|After|Before|When|While|However|Also|There|Such"
     r"|Each|All|Any|Some|No|Not|Total|See|Refer)\b"
 )
+# A sentence that says what a table shows: "The following table summarizes ...".
+_NAMES_A_TABLE = re.compile(
+    r"\b(?:following|below|above|this) tables?\b|\btables? (?:below|above)\b"
+    r"|\bas follows\b|\bthe following\b.*:$|下表|如下表",
+    re.I,
+)
 _CLAUSE_END = re.compile(r"[^；;]+(?:[；;]|$)")
 _HAS_NUMBER = re.compile(r"\d")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -118,20 +124,42 @@ def with_notes(units: list[Unit], document_of: Mapping[str, object]) -> list[Uni
 
 
 def tables_of(source: Source) -> Iterator[Table]:
-    """The tables of `source`, one per run of row lines in a section."""
+    """The tables of `source`, one per run of row lines in a section, each with
+    the sentence that says what it shows, where the section has one."""
     sections = source.sections or [
         Section(source.text, source.heading_path, source.page)
     ]
     for section in sections:
+        tables: list[Table] = []
+        captions: list[str] = []
         rows: list[str] = []
+        text_before = ""
         for line in _lines(section.text):
             if is_row_line(line):
+                if not rows:
+                    lead = _sentences(text_before)[-1:] if text_before else []
+                    captions.append(lead[0] if lead and lead[0].endswith(":") else "")
                 rows.append(line)
-            elif rows:
-                yield read_table(rows)
+                continue
+            if rows:
+                tables.append(read_table(rows))
                 rows = []
+            text_before = line
         if rows:
-            yield read_table(rows)
+            tables.append(read_table(rows))
+        if len(tables) == 1 and not captions[0]:
+            captions[0] = next(
+                (
+                    sentence
+                    for line in _lines(section.text)
+                    if not is_row_line(line)
+                    for sentence in _sentences(line)
+                    if _NAMES_A_TABLE.search(sentence)
+                ),
+                "",
+            )
+        for table, caption in zip(tables, captions, strict=True):
+            yield replace(table, caption=caption) if caption else table
 
 
 def _lines(text: str) -> Iterator[str]:

@@ -28,7 +28,7 @@ _STOPWORD_TEXT = (
     "do does did of for in on to at by from with as and or per many much long "
     "can could should would will i we you our my your it its this that these those "
     "there their get gets have has had please tell me about any must shall may might "
-    "not no than then so if into under over"
+    "not no than then so if into under over another"
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Single characters that glue words rather than name anything.
@@ -95,7 +95,9 @@ _ANSWER_KINDS = (
     (
         "alias",
         re.compile(
-            r"又称|别称|别名|又名|称为|称作|叫做|叫什么|\balso known\b|\bcalled\b", re.I
+            r"又称|别称|别名|又名|称为|称作|叫做|叫什么|\balso known\b|\bcalled\b"
+            r"|\b(?:another|other) names?\b",
+            re.I,
         ),
     ),
 )
@@ -173,10 +175,20 @@ class Question:
         return replace(self, terms=terms)
 
 
+# "According to the information, who is X?": how the question is put, not what
+# it is about.
+_FRAMING = re.compile(
+    r"^\s*(?:according to|based on|as (?:stated|shown|given) in|from)\s+the\s+"
+    r"(?:information|table|text|passage|report|document|data|context)"
+    r"(?:\s+(?:given|provided|above|below))?\s*,\s*",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=4096)
 def analyse(question: str) -> Question:
-    text = normalized(question)
-    terms = _terms(question)
+    text = normalized(_FRAMING.sub("", question))
+    terms = _terms(_FRAMING.sub("", question))
     return Question(
         text=question,
         terms=terms,
@@ -289,7 +301,7 @@ def _terms_from_spans(spans: list[tuple[str, bool, str]]) -> tuple[Term, ...]:
         if is_cjk and len(term) == 1:
             continue  # a lone character names little and matches anything
         text = term if is_cjk else stem(term)
-        focus = text in _ANSWER_KIND_NOUNS or bool(
+        focus = term in _ANSWER_KIND_NOUNS or bool(
             (_FOCUS_ZH if is_cjk else _FOCUS_EN_BEFORE).search(before)
         )
         terms.setdefault(text, Term(text, is_cjk, focus, term))

@@ -27,7 +27,12 @@ from ..tokens import normalized
 from .calculator import CalculationError, calculate, describe
 from .question import Question, analyse, has_cjk
 from .ranking import Matcher
-from .table_comparisons import asks_years_shown, comparison_claims, years_shown
+from .table_comparisons import (
+    asks_years_shown,
+    comparison_claims,
+    item_comparison_claims,
+    years_shown,
+)
 from .table_lookup import (
     AVERAGE,
     MIN_QUESTION_SHARE,
@@ -101,12 +106,10 @@ def table_claims(
     tables = tables_for(text, sources)
     if not tables:
         return []
-    listed = _COMPONENTS.search(text)
-    if listed:
-        return _components(listed["what"] or "", tables, statistics)
     shown = asks_years_shown(text)
-    if question.asks_explanation and not shown:
-        return []
+    whole = _whole_table_claims(question, text, tables, statistics, shown=shown)
+    if whole is not None:
+        return whole
     operation = _operation(text)
     claims = _pair_claims(question, text, operation, tables, statistics)
     if claims is not None:
@@ -125,6 +128,24 @@ def table_claims(
     if operation is Operation.SUM and len(columns) == 1:
         operation = None  # "the total X in 2019": the row's cell is that total
     return _row_claims(question, text, operation, match, columns, shown=shown)
+
+
+def _whole_table_claims(
+    question: Question,
+    text: str,
+    tables: list[tuple[Source, Table]],
+    statistics: TermStatistics | None,
+    *,
+    shown: bool,
+) -> list[Claim] | None:
+    """The claims of a question about a table's rows together (its components,
+    which item is highest), or None when the question asks about one row."""
+    listed = _COMPONENTS.search(text)
+    if listed:
+        return _components(listed["what"] or "", tables, statistics)
+    if question.asks_explanation and not shown:
+        return []
+    return item_comparison_claims(question, text, tables, statistics)
 
 
 def _pair_claims(

@@ -1,16 +1,32 @@
-"""Questions that compare a table row's cells across its years: which year is
-highest or lowest, which years (or how many) are above or below an amount, which
-years the table gives."""
+"""Questions that compare a table's cells: which year of a row is highest or
+lowest, which years (or how many) are above or below an amount, which years the
+table gives; and which item is highest or lowest: the row with the largest cell
+of the column asked ("Which contractual obligation has the highest total?"), or
+the column with the largest cell of the row asked ("In which segment were net
+balances at September 30, 2018 the largest?")."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 
 from .calculator import calculate, describe, parse_number
-from .table_lookup import YEAR, Match, numeric, operand
+from .question import Question, analyse
+from .ranking import Matcher
+from .table_lookup import (
+    MIN_QUESTION_SHARE,
+    OPERATION_WORDS,
+    YEAR,
+    Match,
+    best_row,
+    numeric,
+    operand,
+    weighted_share,
+    years_asked,
+)
 from .tables import Row, Table
-from .types import Claim, Operation
+from .types import Claim, Operation, Source, TermStatistics
 
 _WHICH_YEAR = re.compile(r"\b(?:which|what) (?:years?|periods?)\b|哪一?年|哪些年", re.I)
 # "Which years does the table provide information for ...", "In which years was X
@@ -37,6 +53,24 @@ _LEAST = re.compile(
     r"\b(?:lowest|smallest|least|lower|smaller|less|fewer)\b|最低|最小|最少|更低|更小",
     re.I,
 )
+# "Which segment ...", "What is the component that ...": an item, not a year.
+_WHICH_ITEM = re.compile(
+    r"\bwhich\b|\bwhat (?:is|was|are|were) the [\w\s-]+? (?:that|which|with)\b"
+    r"|哪个|哪一个|哪些",
+    re.I,
+)
+# Superlatives, and comparatives that are not a threshold ("less than one year").
+_ITEM_MOST = re.compile(
+    r"\b(?:highest|largest|greatest|most|biggest|(?:higher|larger|greater|bigger)"
+    r"(?! than))\b|最高|最大|最多",
+    re.I,
+)
+_ITEM_LEAST = re.compile(
+    r"\b(?:lowest|smallest|least|fewest|(?:lower|smaller)(?! than))\b|最低|最小|最少",
+    re.I,
+)
+_ORDINAL = re.compile(r"\b(?:second|third|fourth|fifth|next)\b|第[二三四五]", re.I)
+_TOTAL = re.compile(r"\btotal\b|合计|总计", re.I)
 
 
 def asks_years_shown(text: str) -> bool:
@@ -153,3 +187,136 @@ def _extreme(match: Match, most: bool) -> list[Claim]:
             quote=row.quote,
         )
     ]
+
+
+def item_comparison_claims(
+    question: Question,
+    text: str,
+    tables: Sequence[tuple[Source, Table]],
+    statistics: TermStatistics | None,
+) -> list[Claim] | None:
+    """The claims of "which item is highest (or lowest)", or None when the
+    question does not ask that; [] when no table answers it."""
+    most, least = _ITEM_MOST.search(text), _ITEM_LEAST.search(text)
+    if (
+        not _WHICH_ITEM.search(text)
+        or _WHICH_YEAR.search(text)
+        or _HOW_MANY_YEARS.search(text)
+        or _threshold(text)
+        or _ORDINAL.search(text)
+        or not (most or least)
+    ):
+        return None
+    highest = bool(most) and not (least and least.start() < most.start())
+    match = best_row(question, list(tables), statistics)
+    if match is not None and not _TOTAL.search(match.row.label):
+        return _extreme_column(match, highest)
+    return _extreme_row(question, text, tables, statistics, highest)
+
+
+def _extreme_column(match: Match, highest: bool) -> list[Claim]:
+    """The column (an item, not a year or a total) holding the row's extreme."""
+    table, row = match.table, match.row
+    cells = [
+        (value, column)
+        for column in table.value_columns
+        if (value := numeric(row, column)) is not None
+        and "%" not in row.value(column)
+        and table.columns[column]
+        and not YEAR.search(table.columns[column])
+        and not _TOTAL.search(table.columns[column])
+    ]
+    if len(cells) < 2:
+        return []
+    ranked = sorted(cells, reverse=highest)
+    word = "highest" if highest else "lowest"
+    others = "; ".join(f"{table.columns[c]}: {row.value(c)}" for _, c in ranked[1:3])
+    best = ranked[0][1]
+    return [
+        Claim(
+            text=(
+                f"{table.columns[best]} has the {word} {row.label}: "
+                f"{row.value(best)} ({others})"
+            ),
+            source_ids=[match.source.id],
+            quote=row.quote,
+        )
+    ]
+
+
+def _extreme_row(
+    question: Question,
+    text: str,
+    tables: Sequence[tuple[Source, Table]],
+    statistics: TermStatistics | None,
+    highest: bool,
+) -> list[Claim]:
+    """The row (not a total) with the extreme cell of the one column the
+    question names, in the table whose caption and labels name the question."""
+    wanted = [
+        term
+        for term in question.content_terms
+        if term.text not in OPERATION_WORDS and not YEAR.fullmatch(term.text)
+    ]
+    best: tuple[float, Source, Table, int] | None = None
+    for source, table in tables:
+        column = _column_named(text, table)
+        if column is None:
+            continue
+        named = Matcher(
+            " ".join(
+                (table.caption, *table.columns, *{row.section for row in table.rows})
+            )
+        )
+        share = weighted_share(wanted, named, statistics) if wanted else 0.0
+        if share >= MIN_QUESTION_SHARE and (best is None or share > best[0]):
+            best = (share, source, table, column)
+    if best is None:
+        return []
+    _, source, table, column = best
+    rows = [
+        (value, index)
+        for index, row in enumerate(table.rows)
+        if row.cells[0]
+        and not _TOTAL.search(row.label)
+        and (value := numeric(row, column)) is not None
+    ]
+    if len(rows) < 2:
+        return []
+    ranked = [table.rows[index] for _, index in sorted(rows, reverse=highest)]
+    word = "highest" if highest else "lowest"
+    name = table.columns[column]
+    others = "; ".join(f"{row.cells[0]}: {row.value(column)}" for row in ranked[1:3])
+    top = ranked[0]
+    said = f"{top.cells[0]} has the {word} {name}: {top.value(column)} ({others})"
+    return [Claim(text=said, source_ids=[source.id], quote=top.quote)]
+
+
+def _column_named(text: str, table: Table) -> int | None:
+    """The one value column the question names: by its year, else by every word
+    that sets its label apart from the other columns' ("Total" of "Payments Due
+    by Period Total")."""
+    years = years_asked(text)
+    if years:
+        found = [
+            column
+            for column in table.value_columns
+            if all(year in table.columns[column] for year in years)
+        ]
+        return found[0] if len(found) == 1 else None
+    asked = Matcher(text)
+    words = {
+        column: {
+            term.text
+            for term in analyse(table.columns[column]).terms
+            if not YEAR.fullmatch(term.text)
+        }
+        for column in table.value_columns
+    }
+    shared = set.intersection(*words.values()) if words else set()
+    found = [
+        column
+        for column, label_words in words.items()
+        if (own := label_words - shared) and all(asked.has(word) for word in own)
+    ]
+    return found[0] if len(found) == 1 else None

@@ -81,7 +81,7 @@ def best_row(
             for label in dict.fromkeys((row.cells[0], row.label)):
                 if not label:
                     continue
-                context = f"{label} {row.section} {table.columns[0]}"
+                context = f"{label} {row.section} {table.columns[0]} {table.caption}"
                 score = _label_score(label, context, wanted, asked, statistics)
                 if score is None or (best is not None and score < best.score):
                     continue
@@ -202,7 +202,12 @@ def tables_for(text: str, sources: Sequence[Source]) -> list[tuple[Source, Table
 
 
 def has_years(table: Table, years: list[str]) -> bool:
+    """Whether the table's column labels, or its row labels where the columns
+    name no year ("Net balances at September 30, 2018" by segment), hold
+    `years`."""
     labels = " ".join(table.columns)
+    if not YEAR.search(labels):
+        labels = " ".join(row.label for row in table.rows)
     return all(year in labels for year in years)
 
 
@@ -217,18 +222,19 @@ def names_a_column(text: str, table: Table) -> bool:
 
 
 def _closest_label(columns: list[int], table: Table, text: str) -> int:
-    """Of columns sharing a year ("2019", "2019 %"), the one whose other words
-    the question holds, else the first."""
+    """Of columns sharing a year ("Financial assets 2019", "Financial liabilities
+    2019"), the one whose label holds the most of the question's words, else the
+    first."""
     asked = Matcher(text)
-    for column in columns:
-        words = [
-            w
-            for w in analyse(table.columns[column]).terms
-            if not YEAR.fullmatch(w.text)
-        ]
-        if words and all(asked.has(word) for word in words):
-            return column
-    return columns[0]
+
+    def held(column: int) -> int:
+        return sum(
+            asked.has(word)
+            for word in analyse(table.columns[column]).terms
+            if not YEAR.fullmatch(word.text)
+        )
+
+    return max(columns, key=held)
 
 
 def ordered_by_time(table: Table, columns: list[int]) -> list[int]:

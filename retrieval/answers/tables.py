@@ -19,6 +19,16 @@ _YEAR_ONLY = re.compile(
     re.IGNORECASE,
 )
 MAX_HEADER_ROWS = 3
+_UNIT = re.compile(
+    r"\b(?:in|of) (?:thousands|millions|billions)\b|^\(.*\)$|千元|万元|百万", re.I
+)
+_PERIOD = re.compile(
+    r"^(?:(?:(?:fiscal )?years?|quarter|period|(?:three|six|nine|twelve) months)"
+    r" ended |as (?:at|of) )?(?:[a-z]+\.? \d{1,2},? |\d{1,2} [a-z]+,? )?"
+    r"(?:19|20)\d\d\s*(?:年)?[:：]?$",
+    re.IGNORECASE,
+)
+_TOTAL_ROW = re.compile(r"total\b|合计|总计", re.IGNORECASE)
 _FULL_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _SHORT_YEAR = re.compile(r"\b(?:fy|fiscal|financial year)\s?'?(\d\d)\b", re.IGNORECASE)
 
@@ -47,6 +57,7 @@ class Table:
     columns: tuple[str, ...]  # a label per column ("" where the header says none)
     rows: tuple[Row, ...]  # data rows, in order
     header_quotes: tuple[str, ...]  # the header rows as written
+    caption: str = ""  # the sentence that says what the table shows
 
     @property
     def value_columns(self) -> range:
@@ -72,6 +83,8 @@ def read_table(lines: Sequence[str]) -> Table:
         if section and row[0] and section not in row[0]:
             label = f"{section} {row[0]}"
         rows.append(Row(quote=line, cells=tuple(row), label=label, section=section))
+        if _TOTAL_ROW.match(row[0]):
+            section = ""  # a section's total closes it ("Total current")
     return Table(tuple(columns), tuple(rows), tuple(lines[:header_count]))
 
 
@@ -86,9 +99,13 @@ def _header_rows(cells: list[list[str]]) -> int:
     if len(cells) < 2:
         return 0
     count = 0
+    columns_named = False
     for row in cells[: MAX_HEADER_ROWS + 1]:
         if not any(row) or any(_is_amount(cell) for cell in row[1:] if cell):
             break
+        if columns_named and _is_section(row):
+            break
+        columns_named = columns_named or any(row[1:])
         count += 1
     if count == len(cells) or not any(
         _is_amount(cell) for row in cells[count:] for cell in row[1:]
@@ -96,6 +113,18 @@ def _header_rows(cells: list[list[str]]) -> int:
         # Text only: the first row names the columns when the others differ from it.
         return 1 if _looks_like_header(cells[0], cells[1:]) else 0
     return count
+
+
+def _is_section(row: list[str]) -> bool:
+    """A label alone below the column names ("Other current assets:") opens the
+    first group of rows, unless it says the unit or the period of the columns."""
+    label = row[0]
+    return (
+        bool(label)
+        and not any(row[1:])
+        and not _UNIT.search(label)
+        and not _PERIOD.match(label)
+    )
 
 
 def _is_amount(cell: str) -> bool:

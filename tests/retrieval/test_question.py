@@ -39,6 +39,18 @@ class TestTerms:
         assert stem("status") == "status"
         assert "sev2" in terms("How quickly must the status page be updated for SEV2?")
 
+    def test_how_the_question_is_put_is_not_what_it_is_about(self):
+        assert terms("According to the information, who is Cloudmark?") == ["cloudmark"]
+        assert terms("Based on the table given, what was revenue in 2019?") == [
+            "revenu"
+        ]
+
+    def test_another_name_asks_for_an_alias(self):
+        question = analyse("What is another name for the defined benefit plan?")
+
+        assert question.answer_kind == "alias"
+        assert [t.text for t in question.content_terms] == ["defin", "benefit", "plan"]
+
 
 class TestFocus:
     @pytest.mark.parametrize(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from retrieval.answers.evidence import tables_of
 from retrieval.answers.question import analyse
-from retrieval.answers.table_lookup import best_row
+from retrieval.answers.table_lookup import best_row, columns_asked
 from retrieval.answers.tables import read_table
 from retrieval.answers.types import Source
 
@@ -36,7 +37,7 @@ NEWER = read_table(
 )
 
 
-def source(name: str) -> Source:
+def source(name: str, text: str = "") -> Source:
     return Source(
         id=name,
         document_id=None,
@@ -45,7 +46,7 @@ def source(name: str) -> Source:
         filename=f"{name}.md",
         heading_path=[],
         page=None,
-        text="",
+        text=text,
     )
 
 
@@ -81,3 +82,57 @@ def test_a_unit_word_is_not_part_of_the_row_asked_for():
 
     assert match.row.label == "United States"
     assert match.score == 1.0
+
+
+def test_of_two_columns_of_the_year_asked_the_one_its_words_name():
+    table = read_table(
+        [
+            " | Financial assets | | Financial liabilities | ",
+            " | 2019 | 2018 | 2019 | 2018",
+            "Opening balance – IAS 39 | 77,131 | 80,002 | 2,154 | 2,310",
+        ]
+    )
+    question = analyse(
+        "What is the 2018 IAS 39 opening balance of financial liabilities?"
+    )
+
+    columns = columns_asked(question, table, table.rows[0])
+
+    assert [table.columns[c] for c in columns] == ["Financial liabilities 2018"]
+
+
+DSU_NOTE = """\
+| 2019 | 2018
+Outstanding, beginning of the year | 42,607 | 40,446
+Issued | 11,328 | 9,741
+Outstanding, end of the year | 53,935 | 42,607
+
+Under the DSU Plan, the following DSUs were issued by the Corporation and are \
+outstanding at August 31:
+"""
+
+
+def test_the_sentence_that_says_what_a_table_shows_names_its_rows_too():
+    note = source("S1", DSU_NOTE)
+    (table,) = tables_of(note)
+
+    assert table.caption.startswith("Under the DSU Plan, the following DSUs")
+    match = best_row(analyse("What was the issued DSU in 2019?"), [(note, table)], None)
+    assert match.row.label == "Issued"
+
+
+def test_a_caption_ending_in_a_colon_belongs_to_the_table_below_it():
+    text = (
+        "Revenue grew in every region.\n\n"
+        "Deferred revenue by region was as follows:\n"
+        " | 2019 | 2018\nAmericas | 10 | 9\n\n"
+        "Head count at year end:\n"
+        " | 2019 | 2018\nAmericas | 310 | 290\n"
+    )
+
+    captions = [table.caption for table in tables_of(source("S1", text))]
+
+    assert captions == [
+        "Deferred revenue by region was as follows:",
+        "Head count at year end:",
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from retrieval.answers.tables import read_table
 
 FINANCIAL = [
@@ -66,3 +68,48 @@ def test_a_two_digit_amount_is_not_a_year():
 
     assert [row.label for row in table.rows] == ["Sales", "Support"]
     assert table.rows[1].value(1) == "14"
+
+
+def test_a_label_alone_below_the_column_names_opens_the_first_section():
+    table = read_table(
+        [
+            "Balance Sheet | January 3, 2020 | December 28, 2018",
+            " | (in millions) | ",
+            "Other current assets: |  | ",
+            "Transition costs and project assets(1) | $98 | $145",
+            "Other assets: |  | ",
+            "Transition costs and project assets(1) | $207 | $22",
+        ]
+    )
+
+    assert table.columns[:2] == ("Balance Sheet", "January 3, 2020 (in millions)")
+    assert [row.label for row in table.rows] == [
+        "Other current assets Transition costs and project assets(1)",
+        "Other assets Transition costs and project assets(1)",
+    ]
+
+
+@pytest.mark.parametrize("label", ["(In thousands)", "December 31, 2019", "2019:"])
+def test_a_unit_or_a_period_alone_below_the_column_names_is_still_header(label):
+    table = read_table([" | Amount | Rate", f"{label} |  | ", "Revenue | 1,250 | 4.0%"])
+
+    assert label in table.columns[0]
+    assert [row.label for row in table.rows] == ["Revenue"]
+
+
+def test_a_sections_total_closes_it():
+    table = read_table(
+        [
+            " | 2019 | 2018",
+            "Current provision for income taxes: |  | ",
+            "Foreign | 1,716 | 953",
+            "Total current | 1,765 | 997",
+            "Provision for income taxes | $1,407 | $1,082",
+        ]
+    )
+
+    assert [row.label for row in table.rows] == [
+        "Current provision for income taxes Foreign",
+        "Current provision for income taxes Total current",
+        "Provision for income taxes",
+    ]
