@@ -3,7 +3,9 @@
 1. The question is analysed (`question`): its terms, the item it names, the kind
    of answer it asks for.
 2. A question about a table's cells is answered from the table (`table_answers`):
-   the cell, labelled by its row and column, or a calculation over cells.
+   the cell, labelled by its row and column, or a calculation over cells; a
+   cell looked up gives way to a sentence that names clearly more of the
+   question (`SENTENCE_MARGIN`).
 3. Otherwise the sources are cut into sentences and rows with their context
    (`evidence`) and ranked (`ranking`); a unit about a sibling of the item the
    question names never answers it.
@@ -26,7 +28,7 @@ from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units, with_notes
 from .question import Question, analyse
 from .ranking import Matcher, Scored, rank_units
-from .table_answers import table_claims
+from .table_answers import TableAnswer, table_claims
 from .table_lookup import OPERATION_WORDS
 from .types import Claim, RefusalReason, Source, TermStatistics
 
@@ -35,6 +37,9 @@ MAX_CLAIMS = 3
 RUNNER_UP_RATIO = 0.85
 # The claims of one answer, in characters: an answer may not win by length.
 CLAIM_CHARS = 200
+# How much more of the question's weight a sentence must name than the labels of
+# the table cells looked up, to answer in their place.
+SENTENCE_MARGIN = 0.2
 _ANAPHOR = re.compile(
     r"^(?:it|its|this|that|these|those|they|their|he|she|his|her|such)\b"
     r"|^(?:它们?|其(?![他中实余次])|他们?|她们?|该|此|这(?:个|些|种|项|一|里))",
@@ -61,14 +66,49 @@ class ExtractiveChat:
         statistics: TermStatistics | None = None,
     ) -> tuple[list[Claim], RefusalReason | None]:
         analysed = analyse(question)
-        by_id = {source.id: source for source in sources}
-        claims = table_claims(analysed, sources, statistics)
-        if claims:
-            source = by_id[claims[0].source_ids[0]]
-            asked = analysed.with_focus(OPERATION_WORDS)
-            if answerable(asked, source, statistics, numbers=False):
-                return claims, None
+        table = table_claims(analysed, sources, statistics)
+        if table.claims:
+            return self._table_answer(analysed, table, sources, statistics, siblings)
+        said, _ = self._sentence_claims(analysed, sources, statistics, siblings)
+        if not said:
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
+        return said, None
+
+    def _table_answer(
+        self,
+        question: Question,
+        table: TableAnswer,
+        sources: Sequence[Source],
+        statistics: TermStatistics | None,
+        siblings: Sequence[str],
+    ) -> tuple[list[Claim], RefusalReason | None]:
+        """The table's claims, if its source answers the question; for cells
+        looked up, a sentence that names clearly more of the question says it
+        better ("a valuation allowance of $52.9 million against certain of its
+        foreign deferred tax assets" over the row "Valuation allowance")."""
+        by_id = {source.id: source for source in sources}
+        asked = question.with_focus(OPERATION_WORDS)
+        if not answerable(
+            asked, by_id[table.claims[0].source_ids[0]], statistics, numbers=False
+        ):
+            return [], RefusalReason.INSUFFICIENT_EVIDENCE
+        if not table.looked_up:
+            return table.claims, None
+        said, best = self._sentence_claims(question, sources, statistics, siblings)
+        if best is not None and _says_more(best, table.claims, asked, statistics):
+            return said, None
+        return table.claims, None
+
+    def _sentence_claims(
+        self,
+        question: Question,
+        sources: Sequence[Source],
+        statistics: TermStatistics | None,
+        siblings: Sequence[str],
+    ) -> tuple[list[Claim], Unit | None]:
+        """Claims quoting the sentences (and rows) that answer the question best,
+        with the best of them; none when the best one does not answer it."""
+        by_id = {source.id: source for source in sources}
         units = with_notes(
             [
                 unit
@@ -77,9 +117,9 @@ class ExtractiveChat:
             ],
             {source.id: source.document_id for source in sources},
         )
-        if analysed.asks_explanation:
+        if question.asks_explanation:
             units = [unit for unit in units if not unit.only_numbers]
-        weights = term_weights(analysed, statistics)
+        weights = term_weights(question, statistics)
         covered = {
             source.id: coverage(
                 weights, Matcher(f"{source.text} {' '.join(source.heading_path)}")
@@ -87,17 +127,17 @@ class ExtractiveChat:
             for source in sources
         }
         scored = _about_this_part(
-            analysed, rank_units(analysed, units, covered), siblings
+            question, rank_units(question, units, covered), siblings
         )
         if not scored or scored[0].own < self.min_score:
-            return [], RefusalReason.INSUFFICIENT_EVIDENCE
+            return [], None
         best = scored[0]
         source = by_id[best.unit.source_id]
         if not answerable(
-            analysed, source, statistics, context=best.unit.context
-        ) or not near_enough(analysed, best.unit, statistics):
-            return [], RefusalReason.INSUFFICIENT_EVIDENCE
-        return self._claims(analysed, scored, best, units), None
+            question, source, statistics, context=best.unit.context
+        ) or not near_enough(question, best.unit, statistics):
+            return [], None
+        return self._claims(question, scored, best, units), best.unit
 
     def _claims(
         self, question: Question, scored: list[Scored], best: Scored, units: list[Unit]
@@ -130,6 +170,23 @@ class ExtractiveChat:
                 quote=quote,
             )
         return list(claims.values())
+
+
+def _says_more(
+    sentence: Unit,
+    cells: list[Claim],
+    question: Question,
+    statistics: TermStatistics | None,
+) -> bool:
+    """Whether a sentence names clearly more of the question than the labels of
+    the cells looked up; a row, or a sentence that leads into a table or list
+    ("... were as follows:"), says nothing by itself."""
+    if sentence.row is not None or sentence.quote.rstrip().endswith((":", "：")):
+        return False
+    weights = term_weights(question, statistics)
+    said = coverage(weights, Matcher(f"{sentence.text} {sentence.context}"))
+    looked_up = coverage(weights, Matcher(" ".join(claim.text for claim in cells)))
+    return said >= looked_up + SENTENCE_MARGIN
 
 
 def _about_this_part(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 from ..tokens import normalized
@@ -96,35 +97,43 @@ _PAIR = (
 )
 
 
+@dataclass(frozen=True)
+class TableAnswer:
+    claims: list[Claim]
+    # The cells of the row and columns asked for, nothing computed or compared:
+    # a sentence that names more of the question may say it better.
+    looked_up: bool = False
+
+
 def table_claims(
     question: Question,
     sources: Sequence[Source],
     statistics: TermStatistics | None,
-) -> list[Claim]:
-    """Claims answered from a table of `sources`, or [] when none fits."""
+) -> TableAnswer:
+    """What a table of `sources` answers; no claims when none fits."""
     text = normalized(question.text).rstrip("?？ ")
     tables = tables_for(text, sources)
     if not tables:
-        return []
+        return TableAnswer([])
     shown = asks_years_shown(text)
     whole = _whole_table_claims(question, text, tables, statistics, shown=shown)
     if whole is not None:
-        return whole
+        return TableAnswer(whole)
     operation = _operation(text)
     claims = _pair_claims(question, text, operation, tables, statistics)
     if claims is not None:
-        return claims
+        return TableAnswer(claims)
     match = best_row(question, tables, statistics)
     if match is None and shown:
         source, table = tables[0]
         match = Match(source, table, table.rows[0], 0.0)
     if match is None:
-        return []
+        return TableAnswer([])
     if operation is not None and _names_operation(match.row.label, operation):
         operation = None  # "total sales", "average price": a row, not a sum
     columns = columns_asked(question, match.table, match.row)
     if columns is None:
-        return []
+        return TableAnswer([])
     if operation is Operation.SUM and len(columns) == 1:
         operation = None  # "the total X in 2019": the row's cell is that total
     return _row_claims(question, text, operation, match, columns, shown=shown)
@@ -174,19 +183,19 @@ def _row_claims(
     columns: list[int],
     *,
     shown: bool,
-) -> list[Claim]:
+) -> TableAnswer:
     """What the question asks of the row `match` found, in its `columns`."""
     compared = comparison_claims(text, match)
     if compared is not None:
-        return compared
+        return TableAnswer(compared)
     if shown:
-        return years_shown(match)
+        return TableAnswer(years_shown(match))
     if operation is not None:
-        return _one_row(question, operation, match, columns)
+        return TableAnswer(_one_row(question, operation, match, columns))
     # A value asked for by the column it is in ("... in 2019") is that cell.
     if columns and (question.asks_number or names_a_column(text, match.table)):
-        return [_cells(match, columns)]
-    return []
+        return TableAnswer([_cells(match, columns)], looked_up=True)
+    return TableAnswer([])
 
 
 _PAIR_OPERATIONS = frozenset(

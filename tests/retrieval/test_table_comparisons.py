@@ -30,7 +30,7 @@ Net balances at September 30, 2018 | 49,786 | 138,127 | 145,713 | 333,626
 def claims(question: str, text: str) -> list[str]:
     return [
         claim.text
-        for claim in table_claims(analyse(question), [source("S1", text)], None)
+        for claim in table_claims(analyse(question), [source("S1", text)], None).claims
     ]
 
 

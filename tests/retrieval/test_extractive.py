@@ -1,0 +1,65 @@
+"""The default provider's choice between a table's cells and a sentence
+(`retrieval.answers.extractive`)."""
+
+from __future__ import annotations
+
+from retrieval.answers import extractive
+from retrieval.answers.extractive import ExtractiveChat
+from tests.retrieval.test_table_lookup import source
+
+# As the Markdown parser writes a table with the paragraphs around it.
+ALLOWANCE = """\
+The components of deferred tax assets are as follows:
+
+ | December 31 2019 | December 31 2018
+
+Net operating loss carryforwards | 73,260 | 57,768
+
+Valuation allowance | (19,911) | (18,102)
+
+As of December 31, 2019, the Company has a valuation allowance of $191.7 million \
+against its U.S. deferred tax assets and a valuation allowance of $52.9 million \
+against certain of its foreign deferred tax assets.
+"""
+FOREIGN = (
+    "What is the Company's valuation allowance against certain of its foreign "
+    "deferred tax assets as of December 31, 2019?"
+)
+
+
+def answer(question: str) -> list[str]:
+    claims, _ = ExtractiveChat(min_score=0.3).draft(question, [source("S1", ALLOWANCE)])
+    return [claim.text for claim in claims]
+
+
+def test_a_sentence_naming_more_of_the_question_says_it_better_than_a_cell():
+    (said,) = answer(FOREIGN)
+
+    assert "$52.9 million against certain of its foreign" in said
+
+
+def test_without_the_margin_the_cell_would_answer(monkeypatch):
+    monkeypatch.setattr(extractive, "SENTENCE_MARGIN", 1.0)
+
+    assert answer(FOREIGN) == ["Valuation allowance, December 31 2019: (19,911)"]
+
+
+def test_a_cell_named_as_well_as_any_sentence_names_it_answers():
+    assert answer("What was the valuation allowance in 2019?") == [
+        "Valuation allowance, December 31 2019: (19,911)"
+    ]
+
+
+def test_a_sentence_leading_into_the_table_says_nothing_by_itself():
+    text = ALLOWANCE.replace(
+        "The components of deferred tax assets are as follows:",
+        "The valuation allowance against our foreign deferred tax assets was:",
+    ).split("As of")[0]
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What was the valuation allowance against foreign deferred tax assets in 2019?",
+        [source("S1", text)],
+    )
+
+    assert [claim.text for claim in claims] == [
+        "Valuation allowance, December 31 2019: (19,911)"
+    ]
