@@ -38,8 +38,9 @@ MAX_ROUNDS = 3
 PASSAGES_PER_PART = 5
 # An answer may not win by length: at most this many claims, whatever the parts.
 MAX_CLAIMS = 3
-# What a provider reads of a passage, and what the checker checks it against.
-SOURCE_CHARS = 2400
+# What a provider reads of a passage, and what the checker checks it against:
+# two adjacent chunks of English (300 words each) whole.
+SOURCE_CHARS = 4000
 EXCERPT_CHARS = 500
 
 

@@ -70,8 +70,9 @@ ASKS_EXPLANATION = re.compile(
 ASKS_NUMBER = re.compile(
     r"多少|几|多久|多长|多大|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
     r"|\bhow\s+(?:many|much|long|often|old|far|big|large|high|quickly|fast|soon)\b"
-    r"|\bwhen\b|\bwhat\s+(?:year|date|time|percentage|percent|share|rate|amount|"
-    r"number|value|total|sum|average|ratio|proportion|change|difference)\b"
+    r"|\bwhen\b|\bwhat\s+(?:(?:is|was|are|were)\s+the\s+)?(?:year|date|time|percentage"
+    r"|percent|share|rate|amount|number|value|total|sum|average|ratio|proportion"
+    r"|change|difference|increase|decrease|decline|growth)\b"
     r"|\bwhich\s+year\b",
     re.IGNORECASE,
 )
@@ -89,6 +90,14 @@ _ANSWER_KINDS = (
         re.compile(
             r"哪里|哪儿|什么地方|何地|何处|地址|地点|位置|在哪|哪个(?:国家|城市|省|地区|州)"
             r"|\bwhere\b",
+            re.I,
+        ),
+    ),
+    (
+        "reason",
+        re.compile(
+            r"\bwhy\b|\bwhat (?:led to|caused|drove|resulted in)\b|\breasons? for\b"
+            r"|\bdue to what\b|\bprimarily due to\W*$|为什么|为何|什么原因|原因是",
             re.I,
         ),
     ),
@@ -156,7 +165,7 @@ class Question:
     grams: frozenset[str]  # CJK characters and character pairs, English words
     numbers: frozenset[str]  # numbers written in the question
     designators: tuple[Designator, ...]
-    answer_kind: str | None  # "time", "place", "alias" or None
+    answer_kind: str | None  # "time", "place", "reason", "alias" or None
     asks_number: bool
     asks_explanation: bool = False
 

@@ -43,6 +43,12 @@ _KIND_CUES = {
         r"|\b(?:in|at|located)\b",
         re.I,
     ),
+    "reason": re.compile(
+        r"\b(?:due to|because|attributable|driven by|as a result|result(?:ed|ing)?"
+        r" (?:from|in)|primarily|mainly|largely|owing to|reflect(?:s|ed|ing)?)\b"
+        r"|由于|因为|原因|导致|所致",
+        re.I,
+    ),
     "alias": re.compile(r"称|名|叫|[「“\"《]|\bknown\b|\bcalled\b", re.I),
 }
 _CJK_CHARACTER = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
 
 from documents import services as document_services
 from documents.models import Document, Role
+from ingestion.blocks import Block
+from ingestion.chunking import chunk_blocks
+from retrieval import search
+from retrieval.answers import chat
 from retrieval.answers.checker import check_claims, numbers_in
 from retrieval.answers.questions import split_question
 from retrieval.answers.types import Claim, Source
@@ -590,3 +595,20 @@ class TestDecomposition:
 
         # The fourth part is not searched; it is reported, never dropped silently.
         assert "深圳的住宿标准是多少？" in body["missing_information"]
+
+
+def test_a_passage_of_two_adjacent_chunks_is_read_whole():
+    # A report's prose, chunked with the ingestion's budgets and joined the way
+    # search joins adjacent chunks into one passage.
+    sentence = (
+        "Net cash provided by operating activities increased $224 million for "
+        "fiscal 2019 as compared to fiscal 2018, primarily due to lower payments "
+        "for taxes, integration and restructuring costs. "
+    )
+    chunks = chunk_blocks([Block(sentence * 120)])
+    longest = max(
+        len(search._join_adjacent([first, second]))
+        for first, second in itertools.pairwise(chunks)
+    )
+
+    assert 3000 < longest <= chat.SOURCE_CHARS

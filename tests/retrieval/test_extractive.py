@@ -1,5 +1,5 @@
-"""The default provider's choice between a table's cells and a sentence
-(`retrieval.answers.extractive`)."""
+"""The default provider's choices (`retrieval.answers.extractive`): a table's
+cells or a sentence, and which sentence."""
 
 from __future__ import annotations
 
@@ -63,3 +63,28 @@ def test_a_sentence_leading_into_the_table_says_nothing_by_itself():
     assert [claim.text for claim in claims] == [
         "Valuation allowance, December 31 2019: (19,911)"
     ]
+
+
+VALUATION = """\
+The valuation allowance increased by $1.7 million in fiscal 2019. The increase \
+in the valuation allowance in fiscal 2019 was mainly attributable to changes in \
+deferred tax assets, primarily foreign net operating losses.
+"""
+
+
+def test_why_is_answered_by_the_sentence_that_gives_a_reason():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "Why did the valuation allowance increase in fiscal 2019?",
+        [source("S1", VALUATION)],
+    )
+
+    assert "mainly attributable to changes" in claims[0].text
+
+
+def test_an_amount_asked_for_is_answered_by_the_sentence_that_states_one():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What was the increase in the valuation allowance in fiscal 2019?",
+        [source("S1", VALUATION)],
+    )
+
+    assert claims[0].text.startswith("The valuation allowance increased by $1.7")

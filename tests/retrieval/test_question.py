@@ -118,3 +118,28 @@ class TestKinds:
 )
 def test_questions_that_ask_for_an_explanation(question, explanation):
     assert analyse(question).asks_explanation is explanation
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Why did the valuation allowance increase in fiscal 2019?", "reason"),
+        ("What led to the increase in net sales?", "reason"),
+        ("为什么年假不能结转？", "reason"),
+        ("What was the valuation allowance in 2019?", None),
+    ],
+)
+def test_why_asks_for_a_reason(question, kind):
+    assert analyse(question).answer_kind == kind
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the increase in interest income?",
+        "What is the amount of deferred revenue?",
+        "How much was the decline in revenue?",
+    ],
+)
+def test_questions_that_ask_for_an_amount(question):
+    assert analyse(question).asks_number
