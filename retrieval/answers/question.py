@@ -97,8 +97,8 @@ _ANSWER_KINDS = (
         "reason",
         re.compile(
             r"\bwhy\b|\bwhat (?:led to|caused|drove|resulted in)\b|\breasons? for\b"
-            r"|\bdue to what\b|\bprimarily due to\W*$|(?<![称成作叫名])为什么|为何|什么原因"
-            r"|原因是",
+            r"|\bdue to what\b|\bprimarily due to\W*$"
+            r"|(?<![称成作叫名])为什么|为何|什么原因|原因是",
             re.I,
         ),
     ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import NamedTuple
 
 from .calculator import calculate, describe, parse_number
 from .question import Question, analyse
@@ -75,32 +76,47 @@ _TOTAL = re.compile(r"\btotal\b|合计|总计", re.I)
 
 def asks_years_shown(text: str) -> bool:
     """ "Which years does the table cover": asked of the columns, not compared."""
-    return bool(_WHICH_YEARS_SHOWN.search(text) and not _threshold(text))
+    return bool(_WHICH_YEARS_SHOWN.search(text) and not threshold_in(text))
 
 
 def comparison_claims(text: str, match: Match) -> list[Claim] | None:
     """The claims of a question comparing the cells of the row `match` found,
     or None when the question does not compare."""
-    threshold = _threshold(text)
+    threshold = threshold_in(text)
     if threshold is not None and (
         _WHICH_YEAR.search(text) or _HOW_MANY_YEARS.search(text)
     ):
-        return _beyond(match, *threshold, count=bool(_HOW_MANY_YEARS.search(text)))
+        return _beyond(match, threshold, count=bool(_HOW_MANY_YEARS.search(text)))
     if _WHICH_YEAR.search(text) and (_MOST.search(text) or _LEAST.search(text)):
         return _extreme(match, bool(_MOST.search(text)))
     return None
 
 
-def _threshold(text: str) -> tuple[bool, Decimal] | None:
-    """(below, the amount) of "less than 1,000", "exceed $2,000"; the amount is
-    taken in the table's own unit, as a question about the table writes it."""
+class Threshold(NamedTuple):
+    below: bool
+    amount: Decimal  # in the table's own unit, as a question about it writes it
+    percent: bool  # "exceed 20%": compared with the percentages, not the amounts
+
+    def holds(self, value: Decimal | None) -> bool:
+        if value is None:
+            return False
+        return value < self.amount if self.below else value > self.amount
+
+
+def threshold_in(text: str) -> Threshold | None:
+    """The threshold of "less than 1,000", "exceed $2,000", "above 20%"."""
     match = _THRESHOLD.search(text)
     if match is None:
         return None
-    amount = parse_number(match["number"].strip())
+    number = match["number"].strip()
+    amount = parse_number(number)
     if amount is None:
         return None
-    return match["direction"].lower() in _BELOW, amount
+    return Threshold(match["direction"].lower() in _BELOW, amount, number.endswith("%"))
+
+
+def _is_percentage(table: Table, row: Row, column: int) -> bool:
+    return "%" in row.value(column) or "%" in table.columns[column]
 
 
 def _year_cells(table: Table, row: Row) -> list[tuple[Decimal, int]]:
@@ -112,21 +128,22 @@ def _year_cells(table: Table, row: Row) -> list[tuple[Decimal, int]]:
     ]
 
 
-def _beyond(match: Match, below: bool, amount: Decimal, *, count: bool) -> list[Claim]:
-    """The years whose cell is below (or above) `amount`, and how many there are."""
+def _beyond(match: Match, threshold: Threshold, *, count: bool) -> list[Claim]:
+    """The years whose cell is below (or above) the threshold, and how many
+    there are; a percentage is compared with the row's percentages only."""
     table, row = match.table, match.row
-    cells = _year_cells(table, row)
+    cells = [
+        (value, column)
+        for value, column in _year_cells(table, row)
+        if _is_percentage(table, row, column) == threshold.percent
+    ]
     if len(cells) < 2:
         return []
-    chosen = [
-        (value, column)
-        for value, column in cells
-        if (value < amount if below else value > amount)
-    ]
+    chosen = [(value, column) for value, column in cells if threshold.holds(value)]
     if not chosen:
         return []
     listed = "; ".join(f"{table.columns[c]}: {row.value(c)}" for _, c in chosen)
-    word = "below" if below else "above"
+    word = "below" if threshold.below else "above"
     text = f"{row.label} is {word} the amount asked in {listed}"
     calculation = None
     if count:
@@ -202,7 +219,7 @@ def item_comparison_claims(
         not _WHICH_ITEM.search(text)
         or _WHICH_YEAR.search(text)
         or _HOW_MANY_YEARS.search(text)
-        or _threshold(text)
+        or threshold_in(text)
         or _ORDINAL.search(text)
         or not (most or least)
     ):

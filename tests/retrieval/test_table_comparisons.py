@@ -75,3 +75,69 @@ def test_a_threshold_is_not_a_comparison_of_items():
 
 def test_an_item_the_table_does_not_name_is_not_compared():
     assert claims("Which region has the highest head count?", OBLIGATIONS) == []
+
+
+REGIONS = """\
+ | Fiscal Year 2019 Net Sales | Fiscal Year 2019 % of Total | \
+Fiscal Year 2018 Net Sales | Fiscal Year 2018 % of Total
+EMEA | 315,535 | 22.8% | 277,898 | 23.1%
+JPKO | 183,191 | 13.2% | 7,081 | 0.6%
+"""
+
+DEFERRED = """\
+Significant components of deferred tax assets are as follows:
+
+ | 2019 | 2018
+Deferred tax assets: |  |
+Net operating loss carry forward | $183,297 | $119,259
+Inventories | 12,904 | 11,305
+Accrued expenses | 58,107 | 49,621
+Total deferred tax assets | 254,308 | 180,185
+"""
+
+INTANGIBLES = """\
+ | Gross | Accumulated amortization | Net
+Finite-Lived Intangible Assets |  |  |
+Customer relationships | $1,597.6 | $(498.7) | $1,098.9
+Underlying rights and other | 80.1 | (20.2) | 59.9
+Indefinite-Lived Intangible Assets |  |  |
+Trade names | 400.0 | — | 400.0
+"""
+
+
+def test_a_percentage_is_compared_with_the_rows_percentages_only():
+    (said,) = claims(
+        "How many years did the percentage of EMEA exceed 20%?",
+        REGIONS,
+    )
+
+    assert said.endswith("years: 2")
+    assert "315,535" not in said
+
+
+def test_how_many_components_counts_the_rows_of_the_section_named():
+    (said,) = claims(
+        "How many components are there under deferred tax assets?", DEFERRED
+    )
+
+    assert said == (
+        "Deferred tax assets: Net operating loss carry forward; Inventories; "
+        "Accrued expenses; count: 3"
+    )
+
+
+def test_how_many_components_beyond_an_amount_in_a_year():
+    (said,) = claims(
+        "How many components of deferred tax assets exceeded $50,000 in 2019?",
+        DEFERRED,
+    )
+
+    assert said.endswith("Net operating loss carry forward; Accrued expenses; count: 2")
+
+
+def test_a_table_that_repeats_its_rows_counts_each_once():
+    (said,) = claims(
+        "How many types of finite-lived intangible assets are there?", INTANGIBLES
+    )
+
+    assert said.endswith("count: 2")
