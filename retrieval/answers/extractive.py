@@ -117,7 +117,7 @@ class ExtractiveChat:
             ],
             {source.id: source.document_id for source in sources},
         )
-        if question.asks_explanation:
+        if question.asks_explanation or question.defines:
             units = [unit for unit in units if not unit.only_numbers]
         weights = term_weights(question, statistics)
         covered = {

@@ -169,6 +169,7 @@ class Question:
     answer_kind: str | None  # "time", "place", "reason", "alias" or None
     asks_number: bool
     asks_explanation: bool = False
+    defines: str = ""  # "What is Trade receivables?": the thing to define
 
     @property
     def content_terms(self) -> tuple[Term, ...]:
@@ -210,7 +211,23 @@ def analyse(question: str) -> Question:
         ),
         asks_number=bool(ASKS_NUMBER.search(text)),
         asks_explanation=bool(ASKS_EXPLANATION.search(text)),
+        defines=_defined(text),
     )
+
+
+# "What is Trade receivables?", "What are Original Equipment Manufacturers?": a
+# name without an article, an amount or a year asks what the thing is ("What is
+# excluded from X?" does not).
+_DEFINITION = re.compile(
+    r"^(?:what|who) (?:is|are) (?!(?:the|a|an|this|that|our|its|their|total|net)\b)"
+    r"(?![a-z]+ed (?:in|from|by|for|to|on|at|of|with|under|within)\b)"
+    r"(?P<subject>[^?\d]{3,60}?)\s*\??$"
+)
+
+
+def _defined(text: str) -> str:
+    match = _DEFINITION.match(text.strip())
+    return match["subject"] if match else ""
 
 
 @lru_cache(maxsize=65536)

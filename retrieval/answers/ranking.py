@@ -166,7 +166,9 @@ def rank_units(
             gram_weights, inside, outside
         )
         cue = _KIND_CUES.get(question.answer_kind or "")
-        if cue is not None:
+        if question.defines:
+            own += KIND_BONUS * _defines(question.defines, unit.quote)
+        elif cue is not None:
             own += KIND_BONUS * bool(cue.search(unit.quote))
         elif question.asks_number and _HAS_NUMBER.search(unit.quote):
             own += NUMBER_BONUS
@@ -174,6 +176,21 @@ def rank_units(
         scored.append(Scored(merit - RANK_PENALTY * unit.rank, unit, own, merit))
     scored.sort(key=lambda s: (-s.score, s.unit.rank, s.unit.position))
     return scored
+
+
+def _defines(subject: str, quote: str) -> bool:
+    """The sentence says what `subject` is: "X (“XY”) are ...", "X, a ..."."""
+    at = normalized(quote).find(subject)
+    if at < 0:
+        return False
+    after = normalized(quote)[at + len(subject) :]
+    return bool(_DEFINING.match(after))
+
+
+_DEFINING = re.compile(
+    r"\s*(?:\([^)]*\)\s*)?(?:is|are|was|were|means|refers to|represents|consists"
+    r"|comprises|includes?)\b|\s*,\s*(?:a|an|the)\b"
+)
 
 
 def _share(weights: dict, inside: Matcher, outside: Matcher) -> float:

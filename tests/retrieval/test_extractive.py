@@ -88,3 +88,22 @@ def test_an_amount_asked_for_is_answered_by_the_sentence_that_states_one():
     )
 
     assert claims[0].text.startswith("The valuation allowance increased by $1.7")
+
+
+OEM = """\
+ | 2019 | 2018
+Original Equipment Manufacturers (“OEM”) | 6,720 | 6,325
+Distribution | 4,210 | 3,987
+
+Net revenues by channel are shown above. Original Equipment Manufacturers \
+(“OEM”) are the end-customers to which the Company provides direct marketing \
+application engineering support.
+"""
+
+
+def test_what_a_thing_is_is_answered_by_the_sentence_that_says_it():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What are Original Equipment Manufacturers?", [source("S1", OEM)]
+    )
+
+    assert claims[0].text.startswith("Original Equipment Manufacturers (“OEM”) are")

@@ -143,3 +143,20 @@ def test_why_asks_for_a_reason(question, kind):
 )
 def test_questions_that_ask_for_an_amount(question):
     assert analyse(question).asks_number
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("What is Trade receivables?", "trade receivables"),
+        (
+            "What are Original Equipment Manufacturers?",
+            "original equipment manufacturers",
+        ),
+        ("What is the revenue in 2019?", ""),
+        ("What is excluded from the operating interest expense?", ""),
+        ("What is included in other costs?", ""),
+    ],
+)
+def test_a_name_alone_asks_what_the_thing_is(question, subject):
+    assert analyse(question).defines == subject
