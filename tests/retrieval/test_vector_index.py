@@ -354,14 +354,14 @@ def test_an_index_build_killed_on_the_way_is_taken_over_by_another_process(
         snapshot_cache.snapshots(["kb-company"])  # the build is the other's
         snapshot_cache.wait_for_index_builds(10)
         assert snapshot_cache.snapshots(["kb-company"])[0].approximate is None
+        # What it is writing when it dies (written before the kill: a build
+        # waiting for the lock may take it over at once).
+        leftover = root / "kb-company" / ".ann-0123.4242.tmp"
+        leftover.write_bytes(b"half an index")
     finally:
         builder.send_signal(signal.SIGKILL)
         builder.wait(10)
         builder.stdout.close()
-
-    # What it was writing when it died.
-    leftover = root / "kb-company" / ".ann-0123.4242.tmp"
-    leftover.write_bytes(b"half an index")
 
     snapshot_cache.snapshots(["kb-company"])  # its lock died with it
     snapshot_cache.wait_for_index_builds(10)
