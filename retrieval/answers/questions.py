@@ -38,11 +38,17 @@ _YEARS_ONLY = re.compile(
     r"(?:(?:19|20)\d\d,?\s+)+(?:and\s+)?(?:19|20)\d\d,?\s+respectively", re.I
 )
 _EN_RESPECTIVELY = re.compile(r",?\s*\brespectively\b", re.I)
+# "What are the respective X of A and B": each subject with the shared words.
+_EN_RESPECTIVE = re.compile(r"\brespective\b", re.I)
+# Words that start a period or a range, not a subject ("less than one year").
+_NOT_A_SUBJECT = re.compile(
+    r"\d|^(?:between|less|more|up|over|under|within|after|before|at|in|on)\b", re.I
+)
 _EN_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
 # Words that end a subject after the conjunction ("sick leave | do employees get").
 _EN_SUBJECT_WORDS = (
     "do does did is are was were be have has get gets for in of at on to per "
-    "with under by from during"
+    "with under by from during that which"
 )
 _EN_SUBJECT_END = frozenset(_EN_SUBJECT_WORDS.split())
 
@@ -107,13 +113,21 @@ def _split_english(question: str) -> list[str] | None:
         match = pattern.search(question)
         if match:
             return [match["a"], match["b"]]
-    if not _EN_RESPECTIVELY.search(question):
-        return None
-    # "... in 2019 and 2018 respectively": the same thing in two periods, which one
-    # table row holds, not two subjects.
-    if _YEARS_ONLY.search(question):
-        return None
-    text = _EN_RESPECTIVELY.sub("", question).strip()
+    if _EN_RESPECTIVELY.search(question):
+        # "... in 2019 and 2018 respectively": the same thing in two periods,
+        # which one table row holds, not two subjects.
+        if _YEARS_ONLY.search(question):
+            return None
+        return _respective_parts(_EN_RESPECTIVELY.sub("", question).strip())
+    if _EN_RESPECTIVE.search(question):
+        # "the respective X in 2019 and 2018": periods, not subjects.
+        return _respective_parts(question, subject_only=True)
+    return None
+
+
+def _respective_parts(text: str, *, subject_only: bool = False) -> list[str] | None:
+    """Each subject of "... A, B and C <shared words>" with the shared words;
+    None when `subject_only` and a subject is a period or a range."""
     end = re.search(r"\s*[?.!]*$", text)
     text, mark = text[: end.start()], text[end.start() :].strip()
     left, conjunction, right = text.rpartition(" and ")
@@ -135,4 +149,6 @@ def _split_english(question: str) -> list[str] | None:
     else:
         prefix, first = left_words[:-size], left_words[-size:]
     subjects = [" ".join(first), *left_items[1:], " ".join(last)]
+    if subject_only and any(_NOT_A_SUBJECT.search(subject) for subject in subjects):
+        return None
     return [" ".join([*prefix, subject, *suffix]) + mark for subject in subjects]

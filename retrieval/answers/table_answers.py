@@ -126,6 +126,8 @@ def table_claims(
         return TableAnswer([])
     if operation is Operation.SUM and len(columns) == 1:
         operation = None  # "the total X in 2019": the row's cell is that total
+    if operation is Operation.PERCENTAGE and _in_percent(match, columns):
+        operation = None  # "the percentage of revenue from Apple": the cell says it
     return _row_claims(question, text, operation, match, columns, shown=shown)
 
 
@@ -186,6 +188,12 @@ def _row_claims(
     if columns and (question.asks_number or names_a_column(text, match.table)):
         return TableAnswer([_cells(match, columns)], looked_up=True)
     return TableAnswer([])
+
+
+def _in_percent(match: Match, columns: list[int]) -> bool:
+    return bool(columns) and all(
+        match.row.value(column).rstrip().endswith("%") for column in columns
+    )
 
 
 _PAIR_OPERATIONS = frozenset(

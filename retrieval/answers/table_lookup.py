@@ -76,9 +76,8 @@ def best_row(
     best_key = (0.0, 0.0, False)
     for source, table in tables:
         for row in table.rows:
-            # The row's own label, or with its section's ("Change in benefit
-            # obligation Service cost"): whichever the question names better.
-            for label in dict.fromkeys((row.cells[0], row.label)):
+            # Whichever name of the row the question names best.
+            for label in _names(row, table):
                 if not label:
                     continue
                 context = f"{label} {row.section} {table.columns[0]} {table.caption}"
@@ -96,6 +95,23 @@ def best_row(
                 if best is None or key > best_key:
                     best, best_key = Match(source, table, row, score), key
     return best
+
+
+# "Apple Inc. (“Apple”)": the name a document defines for what it writes in full.
+_DEFINED_NAME = re.compile(r"\(\s*(?:the\s+)?[“\"']([^”\"']+)[”\"']\s*\)")
+
+
+def _names(row: Row, table: Table) -> list[str]:
+    """The row's own label; with its section's ("Change in benefit obligation
+    Service cost"); the short name its label defines; its section's alone when
+    the row is the only one of it ("Sales:" over "Product sales to affiliates")."""
+    names = [row.cells[0], row.label]
+    defined = _DEFINED_NAME.search(row.cells[0])
+    if defined:
+        names.append(defined.group(1))
+    if row.section and sum(other.section == row.section for other in table.rows) == 1:
+        names.append(row.section)
+    return [name for name in dict.fromkeys(names) if name]
 
 
 def _label_score(

@@ -539,6 +539,35 @@ class TestDecomposition:
                     "How many days of sick leave do we get?",
                 ],
             ),
+            (
+                "What are the respective percentage of revenue from Apple and "
+                "Huawei in 2017?",
+                [
+                    "What are the respective percentage of revenue from Apple in 2017?",
+                    "What are the respective percentage of revenue from Huawei in "
+                    "2017?",
+                ],
+            ),
+            (
+                "What are the respective sales and purchases for 2017?",
+                [
+                    "What are the respective sales for 2017?",
+                    "What are the respective purchases for 2017?",
+                ],
+            ),
+            # Periods and ranges are columns of one row, not subjects.
+            (
+                "What are the respective gross profit from cloud in 2019 and 2018?",
+                ["What are the respective gross profit from cloud in 2019 and 2018?"],
+            ),
+            (
+                "What are the respective values of commitments that are less than "
+                "one year and between 2-5 years?",
+                [
+                    "What are the respective values of commitments that are less "
+                    "than one year and between 2-5 years?"
+                ],
+            ),
             ("一线城市的住宿标准是多少？", ["一线城市的住宿标准是多少？"]),
         ],
     )

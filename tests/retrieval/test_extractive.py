@@ -107,3 +107,23 @@ def test_what_a_thing_is_is_answered_by_the_sentence_that_says_it():
     )
 
     assert claims[0].text.startswith("Original Equipment Manufacturers (“OEM”) are")
+
+
+def test_a_percentage_asked_for_that_a_cell_gives_is_that_cell():
+    customers = """\
+Revenue from significant customers is summarized as follows:
+
+ | Fiscal Year 2019 | Fiscal Year 2018
+
+Apple Inc. (“Apple”) | 32% | 36%
+
+Huawei Technologies Co., Ltd. (“Huawei”) | 13% | 8%
+"""
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What is the percentage of revenue from Huawei in 2018?",
+        [source("S1", customers)],
+    )
+
+    assert [(claim.text, claim.calculation) for claim in claims] == [
+        ("Huawei Technologies Co., Ltd. (“Huawei”), Fiscal Year 2018: 8%", None)
+    ]

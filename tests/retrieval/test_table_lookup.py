@@ -136,3 +136,44 @@ def test_a_caption_ending_in_a_colon_belongs_to_the_table_below_it():
         "Deferred revenue by region was as follows:",
         "Head count at year end:",
     ]
+
+
+CUSTOMERS = read_table(
+    [
+        " | 2019 | 2018",
+        "Apple Inc. (“Apple”) | 32% | 36%",
+        "Huawei Technologies Co., Ltd. (“Huawei”) | 13% | 8%",
+    ]
+)
+AFFILIATE = read_table(
+    [
+        " | 2019 | 2018",
+        "Sales: |  | ",
+        "Product and equipment sales to affiliates | $10,436 | $26,069",
+        "Purchases: |  | ",
+        "Purchases of raw materials | 9,399 | 256,660",
+        "Returns of raw materials | 120 | 98",
+    ]
+)
+
+
+def test_a_row_is_named_by_the_short_name_its_label_defines():
+    tables = [(source("S1"), CUSTOMERS)]
+
+    match = best_row(analyse("What was the revenue from Huawei in 2018?"), tables, None)
+
+    assert match.row.label == "Huawei Technologies Co., Ltd. (“Huawei”)"
+
+
+def test_the_only_row_of_a_section_is_named_by_the_section():
+    tables = [(source("S1"), AFFILIATE)]
+
+    match = best_row(analyse("What were the sales in 2019?"), tables, None)
+
+    assert match.row.cells[0] == "Product and equipment sales to affiliates"
+
+
+def test_a_section_of_several_rows_does_not_name_one_of_them():
+    tables = [(source("S1"), AFFILIATE)]
+
+    assert best_row(analyse("What were the purchases in 2019?"), tables, None) is None
