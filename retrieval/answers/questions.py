@@ -120,9 +120,15 @@ def _split_english(question: str) -> list[str] | None:
             return None
         return _respective_parts(_EN_RESPECTIVELY.sub("", question).strip())
     if _EN_RESPECTIVE.search(question):
-        # "the respective X in 2019 and 2018": periods, not subjects.
-        return _respective_parts(question, subject_only=True)
+        return subject_parts(question)
     return None
+
+
+def subject_parts(question: str) -> list[str] | None:
+    """ "What are the respective X of A and B in 2017?": the question about A and
+    the question about B; None when it lists no subjects, or periods and ranges
+    ("in 2019 and 2018", "less than one year and between 2-5 years")."""
+    return _respective_parts(question, subject_only=True)
 
 
 def _respective_parts(text: str, *, subject_only: bool = False) -> list[str] | None:

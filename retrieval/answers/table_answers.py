@@ -29,6 +29,7 @@ from decimal import Decimal
 from ..tokens import normalized
 from .calculator import CalculationError, calculate, describe
 from .question import Question, analyse, has_cjk
+from .questions import subject_parts
 from .table_comparisons import (
     asks_years_shown,
     comparison_claims,
@@ -159,12 +160,46 @@ def _pair_claims(
     """The claims of "ratio of A to B" and the like, or None unless `text` names
     two rows of one table that way."""
     pair = _pair(text) if operation in _PAIR_OPERATIONS else None
-    if pair is None:
+    if pair is not None:
+        first, second = (best_row(analyse(part), tables, statistics) for part in pair)
+        if first and second and first.table is second.table and first.row != second.row:
+            return _two_rows(question, operation, first, second)
+    return _listed_rows(question, operation, tables, statistics)
+
+
+def _listed_rows(
+    question: Question,
+    operation: Operation | None,
+    tables: list[tuple[Source, Table]],
+    statistics: TermStatistics | None,
+) -> list[Claim] | None:
+    """The claims of "the total / average X of A, B and C in 2019" over the rows
+    A, B and C of one table, or None unless the question lists such rows."""
+    if operation is Operation.PERCENTAGE and SUM.search(question.text):
+        operation = Operation.SUM  # "the total percentage of revenue from A and B"
+    if operation not in (Operation.SUM, Operation.AVERAGE):
         return None
-    first, second = (best_row(analyse(part), tables, statistics) for part in pair)
-    if first and second and first.table is second.table and first.row != second.row:
-        return _two_rows(question, operation, first, second)
-    return None
+    parts = subject_parts(question.text)
+    if not parts:
+        return None
+    matches = [best_row(analyse(part), tables, statistics) for part in parts]
+    if not all(matches) or len({id(match.table) for match in matches}) != 1:
+        return None
+    rows = [match.row for match in matches]
+    if len(set(rows)) != len(rows):
+        return None
+    table, first = matches[0].table, matches[0]
+    columns = [
+        column
+        for column in columns_asked(question, table, first.row) or []
+        if all(numeric(row, column) is not None for row in rows)
+    ]
+    if len(columns) != 1:
+        return None
+    operands = [operand(first, row, columns[0]) for row in rows]
+    labels = ", ".join(row.label for row in rows)
+    words = f"{_NAMES[operation].capitalize()} of {labels}, {table.columns[columns[0]]}"
+    return _calculated(operation, operands, first, words)
 
 
 def _row_claims(

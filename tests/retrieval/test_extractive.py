@@ -109,8 +109,7 @@ def test_what_a_thing_is_is_answered_by_the_sentence_that_says_it():
     assert claims[0].text.startswith("Original Equipment Manufacturers (“OEM”) are")
 
 
-def test_a_percentage_asked_for_that_a_cell_gives_is_that_cell():
-    customers = """\
+CUSTOMERS = """\
 Revenue from significant customers is summarized as follows:
 
  | Fiscal Year 2019 | Fiscal Year 2018
@@ -119,11 +118,30 @@ Apple Inc. (“Apple”) | 32% | 36%
 
 Huawei Technologies Co., Ltd. (“Huawei”) | 13% | 8%
 """
+
+
+def test_a_percentage_asked_for_that_a_cell_gives_is_that_cell():
     claims, _ = ExtractiveChat(min_score=0.3).draft(
         "What is the percentage of revenue from Huawei in 2018?",
-        [source("S1", customers)],
+        [source("S1", CUSTOMERS)],
     )
 
     assert [(claim.text, claim.calculation) for claim in claims] == [
         ("Huawei Technologies Co., Ltd. (“Huawei”), Fiscal Year 2018: 8%", None)
     ]
+
+
+def test_the_total_or_average_of_the_rows_a_question_lists_is_computed():
+    (average,) = ExtractiveChat(min_score=0.3).draft(
+        "What is the average percentage of revenue from Apple and Huawei in 2018?",
+        [source("S1", CUSTOMERS)],
+    )[0]
+    (total,) = ExtractiveChat(min_score=0.3).draft(
+        "What is the total percentage of revenue from Apple and Huawei in 2019?",
+        [source("S1", CUSTOMERS)],
+    )[0]
+
+    assert [str(o.value) for o in average.calculation.operands] == ["36", "8"]
+    assert average.calculation.result == 22
+    assert [str(o.value) for o in total.calculation.operands] == ["32", "13"]
+    assert total.calculation.result == 45
