@@ -40,6 +40,8 @@ CLAIM_CHARS = 200
 # How much more of the question's weight a sentence must name than the labels of
 # the table cells looked up, to answer in their place.
 SENTENCE_MARGIN = 0.2
+# Questions about a table itself, which the sentence leading into it answers.
+_ABOUT_A_TABLE = re.compile(r"\btables?\b|\bwhich years\b|表", re.IGNORECASE)
 _ANAPHOR = re.compile(
     r"^(?:it|its|this|that|these|those|they|their|he|she|his|her|such)\b"
     r"|^(?:它们?|其(?![他中实余次])|他们?|她们?|该|此|这(?:个|些|种|项|一|里))",
@@ -69,7 +71,13 @@ class ExtractiveChat:
         table = table_claims(analysed, sources, statistics)
         if table.claims:
             return self._table_answer(analysed, table, sources, statistics, siblings)
-        said, _ = self._sentence_claims(analysed, sources, statistics, siblings)
+        said, _ = self._sentence_claims(
+            analysed,
+            sources,
+            statistics,
+            siblings,
+            leads_in=bool(_ABOUT_A_TABLE.search(analysed.text)),
+        )
         if not said:
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
         return said, None
@@ -105,9 +113,13 @@ class ExtractiveChat:
         sources: Sequence[Source],
         statistics: TermStatistics | None,
         siblings: Sequence[str],
+        *,
+        leads_in: bool = True,
     ) -> tuple[list[Claim], Unit | None]:
         """Claims quoting the sentences (and rows) that answer the question best,
-        with the best of them; none when the best one does not answer it."""
+        with the best of them; none when the best one does not answer it. Unless
+        `leads_in`, a sentence leading into a table answers nothing (only
+        questions about the table itself ask what it shows)."""
         by_id = {source.id: source for source in sources}
         units = with_notes(
             [
@@ -129,6 +141,10 @@ class ExtractiveChat:
         scored = _about_this_part(
             question, rank_units(question, units, covered), siblings
         )
+        if not leads_in:
+            scored = [
+                candidate for candidate in scored if not _leads_in(candidate.unit)
+            ]
         if not scored or scored[0].own < self.min_score:
             return [], None
         best = scored[0]
@@ -181,12 +197,18 @@ def _says_more(
     """Whether a sentence names clearly more of the question than the labels of
     the cells looked up; a row, or a sentence that leads into a table or list
     ("... were as follows:"), says nothing by itself."""
-    if sentence.row is not None or sentence.quote.rstrip().endswith((":", "：")):
+    if sentence.row is not None or _leads_in(sentence):
         return False
     weights = term_weights(question, statistics)
     said = coverage(weights, Matcher(f"{sentence.text} {sentence.context}"))
     looked_up = coverage(weights, Matcher(" ".join(claim.text for claim in cells)))
     return said >= looked_up + SENTENCE_MARGIN
+
+
+def _leads_in(unit: Unit) -> bool:
+    """A sentence that leads into a table or list ("... were as follows:")
+    says what comes next, not the answer."""
+    return unit.row is None and unit.quote.rstrip().endswith((":", "："))
 
 
 def _about_this_part(

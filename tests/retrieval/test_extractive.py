@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from retrieval.answers import extractive
 from retrieval.answers.extractive import ExtractiveChat
+from retrieval.answers.types import RefusalReason
 from tests.retrieval.test_table_lookup import source
 
 # As the Markdown parser writes a table with the paragraphs around it.
@@ -145,3 +146,29 @@ def test_the_total_or_average_of_the_rows_a_question_lists_is_computed():
     assert average.calculation.result == 22
     assert [str(o.value) for o in total.calculation.operands] == ["32", "13"]
     assert total.calculation.result == 45
+
+
+DEBT = """\
+The table below shows the carrying amounts and estimated fair values of our \
+debt, excluding lease liabilities:
+
+ | 2019 | 2018
+
+Senior notes | 1,000 | 900
+"""
+
+
+def test_a_sentence_leading_into_a_table_does_not_answer_a_question_about_it():
+    claims, reason = ExtractiveChat(min_score=0.3).draft(
+        "What did the lease liabilities exclude?", [source("S1", DEBT)]
+    )
+
+    assert (claims, reason) == ([], RefusalReason.INSUFFICIENT_EVIDENCE)
+
+
+def test_it_says_what_the_table_shows():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What does the table show about the debt?", [source("S1", DEBT)]
+    )
+
+    assert claims[0].text.startswith("The table below shows the carrying amounts")
