@@ -143,7 +143,9 @@ class ExtractiveChat:
         )
         if not leads_in:
             scored = [
-                candidate for candidate in scored if not _leads_in(candidate.unit)
+                candidate
+                for candidate in scored
+                if not _leads_in(candidate.unit, marks=(":",))
             ]
         if not scored or scored[0].own < self.min_score:
             return [], None
@@ -205,10 +207,12 @@ def _says_more(
     return said >= looked_up + SENTENCE_MARGIN
 
 
-def _leads_in(unit: Unit) -> bool:
+def _leads_in(unit: Unit, marks: tuple[str, ...] = (":", "：")) -> bool:
     """A sentence that leads into a table or list ("... were as follows:")
-    says what comes next, not the answer."""
-    return unit.row is None and unit.quote.rstrip().endswith((":", "："))
+    says what comes next, not the answer. A Chinese sentence ending in "："
+    may state facts before it ("分为六个区域总部……，主要分三类型："): `marks`
+    leaves it out where that matters."""
+    return unit.row is None and unit.quote.rstrip().endswith(marks)
 
 
 def _about_this_part(

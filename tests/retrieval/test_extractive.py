@@ -172,3 +172,16 @@ def test_it_says_what_the_table_shows():
     )
 
     assert claims[0].text.startswith("The table below shows the carrying amounts")
+
+
+def test_a_chinese_sentence_ending_in_a_colon_may_state_the_answer():
+    text = (
+        "国家气象局的地方分局分为六个区域总部管辖，地方分局主要分三类型：\n\n"
+        "天气预报办公室负责发布预报。"
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "国家气象局的地方分局有几个区域总部？", [source("S1", text)]
+    )
+
+    assert claims[0].text.startswith("国家气象局的地方分局分为六个区域总部")
