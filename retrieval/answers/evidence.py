@@ -71,10 +71,13 @@ class Unit:
     continues: bool = False  # a clause after "；" or ";" of the sentence before
     paragraph: str = ""  # the paragraph it is part of (a row: its table's rows)
     note_of: str = ""  # a footnote: the labels of the rows that carry its mark
+    # A term alone on the line before its paragraph, as glossaries and
+    # definition lists write it ("Black-box monitoring" / "Testing ...").
+    label: str = ""
 
     @property
     def context(self) -> str:
-        parts = (self.before, self.lead, self.heading, self.note_of)
+        parts = (self.label, self.before, self.lead, self.heading, self.note_of)
         return " ".join(part for part in parts if part)
 
     @property
@@ -181,12 +184,17 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
             yield from _row_units(source_id, read_table(rows), heading)
             rows.clear()
 
-    for line in _lines(section.text):
+    lines = list(_lines(section.text))
+    label = ""
+    for line, following in zip(lines, [*lines[1:], ""], strict=True):
         if is_row_line(line):
             rows.append(line)
             continue
         yield from table()
         if _normal(line) in headings:
+            continue
+        if _is_label(line, following):
+            label = line
             continue
         before = ""
         for sentence in _sentences(line):
@@ -205,9 +213,25 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
                     lead="" if lead in (sentence, clause) else lead,
                     continues=index > 0,
                     paragraph=line,
+                    label=label,
                 )
                 before = clause
+        label = ""
     yield from table()
+
+
+def _is_label(line: str, following: str) -> bool:
+    """A few words alone on their line, no sentence, before a paragraph that is
+    one: the term that paragraph is about."""
+    if not following or is_row_line(following) or _LABEL_END.search(line):
+        return False
+    size = len(line.split()) if line.isascii() else len(line) / 3
+    return size <= MAX_LABEL_WORDS and len(_sentences(following)[0]) > len(line)
+
+
+# A label is at most this many words (CJK: three characters a word).
+MAX_LABEL_WORDS = 6
+_LABEL_END = re.compile(r"[.!?;:。！？；：,，]\s*$|^\W*$")
 
 
 def _sentences(line: str) -> list[str]:

@@ -26,7 +26,7 @@ from django.conf import settings
 from ..tokens import normalized
 from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units, with_notes
-from .question import Question, analyse
+from .question import Question, analyse, has_cjk
 from .ranking import Matcher, Scored, rank_units
 from .table_answers import TableAnswer, table_claims
 from .table_lookup import OPERATION_WORDS
@@ -40,10 +40,15 @@ CLAIM_CHARS = 200
 # How much more of the question's weight a sentence must name than the labels of
 # the table cells looked up, to answer in their place.
 SENTENCE_MARGIN = 0.2
+_POINTER = re.compile(
+    r"\b(?:following|below|as follows|listed|set forth|tables?)\b", re.IGNORECASE
+)
 # Questions about a table itself, which the sentence leading into it answers.
 _ABOUT_A_TABLE = re.compile(r"\btables?\b|\bwhich years\b|表", re.IGNORECASE)
 _ANAPHOR = re.compile(
     r"^(?:it|its|this|that|these|those|they|their|he|she|his|her|such)\b"
+    # a consequence of the sentence before: the reason is there
+    r"|^(?:therefore|thus|hence|consequently|accordingly|as a result)\b"
     r"|^(?:它们?|其(?![他中实余次])|他们?|她们?|该|此|这(?:个|些|种|项|一|里))",
     re.IGNORECASE,
 )
@@ -143,9 +148,7 @@ class ExtractiveChat:
         )
         if not leads_in:
             scored = [
-                candidate
-                for candidate in scored
-                if not _leads_in(candidate.unit, marks=(":",))
+                candidate for candidate in scored if not _points_ahead(candidate.unit)
             ]
         if not scored or scored[0].own < self.min_score:
             return [], None
@@ -207,12 +210,22 @@ def _says_more(
     return said >= looked_up + SENTENCE_MARGIN
 
 
-def _leads_in(unit: Unit, marks: tuple[str, ...] = (":", "：")) -> bool:
+def _leads_in(unit: Unit) -> bool:
     """A sentence that leads into a table or list ("... were as follows:")
-    says what comes next, not the answer. A Chinese sentence ending in "："
-    may state facts before it ("分为六个区域总部……，主要分三类型："): `marks`
-    leaves it out where that matters."""
-    return unit.row is None and unit.quote.rstrip().endswith(marks)
+    says what comes next, not the answer."""
+    return unit.row is None and unit.quote.rstrip().endswith((":", "："))
+
+
+def _points_ahead(unit: Unit) -> bool:
+    """A sentence that only points at what follows ("The following tables
+    summarize ...:", "... are given below:"); one that says something before
+    its colon ("The easiest way to try it is the web demo:", "分为六个区域总部
+    ……，主要分三类型：") still answers."""
+    return (
+        unit.row is None
+        and unit.quote.rstrip().endswith(":")
+        and bool(_POINTER.search(unit.quote))
+    )
 
 
 def _about_this_part(
@@ -272,11 +285,8 @@ def _claim_text(unit: Unit) -> tuple[str, str]:
         and unit.row is None
         and (unit.continues or _ANAPHOR.match(unit.quote))
     ):
-        joined = (
-            f"{unit.before} {unit.quote}"
-            if unit.quote.isascii()
-            else (unit.before + unit.quote)
-        )
+        cjk = has_cjk(unit.before[-1:]) or has_cjk(unit.quote[:1])
+        joined = f"{unit.before}{'' if cjk else ' '}{unit.quote}"
         return joined, joined
     return unit.text, unit.quote
 

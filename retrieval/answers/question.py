@@ -170,6 +170,9 @@ class Question:
     asks_number: bool
     asks_explanation: bool = False
     defines: str = ""  # "What is Trade receivables?": the thing to define
+    # "What are the four golden signals of monitoring?": what a sentence that
+    # answers it says is or are something ("The four golden signals ... are").
+    restates: str = ""
 
     @property
     def content_terms(self) -> tuple[Term, ...]:
@@ -212,6 +215,7 @@ def analyse(question: str) -> Question:
         asks_number=bool(ASKS_NUMBER.search(text)),
         asks_explanation=bool(ASKS_EXPLANATION.search(text)),
         defines=_defined(text),
+        restates=_restated(text),
     )
 
 
@@ -227,6 +231,17 @@ _DEFINITION = re.compile(
 
 def _defined(text: str) -> str:
     match = _DEFINITION.match(text.strip())
+    return match["subject"] if match else ""
+
+
+_RESTATED = re.compile(
+    r"^(?:what|who|which) (?:is|are|was|were) (?:the |an? )?"
+    r"(?P<subject>[^?\d]{6,80}?)\s*\??$"
+)
+
+
+def _restated(text: str) -> str:
+    match = _RESTATED.match(text.strip())
     return match["subject"] if match else ""
 
 

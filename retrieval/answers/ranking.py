@@ -154,7 +154,7 @@ def rank_units(
     """
     if not units or not (question.terms or question.grams):
         return []
-    own = [Matcher(f"{unit.text} {unit.header}") for unit in units]
+    own = [Matcher(f"{_term_of(unit)} {unit.text} {unit.header}") for unit in units]
     around = [Matcher(unit.context) for unit in units]
     term_weights = local_weights(question.terms, own)
     gram_weights = local_weights(question.grams, own)
@@ -167,7 +167,9 @@ def rank_units(
         )
         cue = _KIND_CUES.get(question.answer_kind or "")
         if question.defines:
-            own += KIND_BONUS * _defines(question.defines, unit.quote)
+            own += KIND_BONUS * _defines(question.defines, unit)
+        elif question.restates and _defines(question.restates, unit):
+            own += KIND_BONUS
         elif cue is not None:
             own += KIND_BONUS * bool(cue.search(unit.quote))
         elif question.asks_number and _HAS_NUMBER.search(unit.quote):
@@ -178,8 +180,18 @@ def rank_units(
     return scored
 
 
-def _defines(subject: str, quote: str) -> bool:
-    """The sentence says what `subject` is: "X (“XY”) are ...", "X, a ..."."""
+def _term_of(unit: Unit) -> str:
+    """The term a glossary entry defines, for the entry's first sentence: read
+    with it, "A defect in a software or human system ..." is about "Root cause"."""
+    return unit.label if unit.label and not unit.before else ""
+
+
+def _defines(subject: str, unit: Unit) -> bool:
+    """The sentence says what `subject` is: "X (“XY”) are ...", "X, a ...", or
+    it opens the glossary entry of X."""
+    if normalized(_term_of(unit)) == subject:
+        return True
+    quote = unit.quote
     at = normalized(quote).find(subject)
     if at < 0:
         return False

@@ -4,6 +4,7 @@ cells or a sentence, and which sentence."""
 from __future__ import annotations
 
 from retrieval.answers import extractive
+from retrieval.answers.evidence import evidence_units
 from retrieval.answers.extractive import ExtractiveChat
 from retrieval.answers.types import RefusalReason
 from tests.retrieval.test_table_lookup import source
@@ -185,3 +186,65 @@ def test_a_chinese_sentence_ending_in_a_colon_may_state_the_answer():
     )
 
     assert claims[0].text.startswith("国家气象局的地方分局分为六个区域总部")
+
+
+GLOSSARY = """\
+The most common interpretations are listed here.
+
+Black-box monitoring
+
+Testing externally visible behavior as a user would see it.
+
+Root cause
+
+A defect in a software or human system that, if repaired, instills confidence \
+that this event won't happen again. A given incident might have multiple root \
+causes. Each of these factors might stand alone as a root cause.
+"""
+
+
+def test_a_term_alone_on_its_line_labels_the_paragraph_after_it():
+    units = list(evidence_units(source("S1", GLOSSARY)))
+
+    assert [unit.label for unit in units if unit.quote.startswith("Testing")] == [
+        "Black-box monitoring"
+    ]
+    assert not [unit for unit in units if unit.quote == "Root cause"]
+
+
+def test_a_glossary_entry_answers_what_its_term_is():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What is a root cause?", [source("S1", GLOSSARY)]
+    )
+
+    assert claims[0].text.startswith("A defect in a software or human system")
+
+
+def test_the_sentence_that_says_what_the_thing_asked_for_is_answers_it():
+    text = (
+        "Dashboards normally include some form of the four golden signals of "
+        "monitoring. The four golden signals of monitoring are latency, traffic, "
+        "errors, and saturation."
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What are the four golden signals of monitoring?", [source("S1", text)]
+    )
+
+    assert claims[0].text.startswith("The four golden signals of monitoring are")
+
+
+def test_a_consequence_is_quoted_with_the_sentence_that_gives_its_reason():
+    text = (
+        "On the other hand, a slow error is even worse than a fast error! "
+        "Therefore, it’s important to track error latency."
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "Why should you track error latency?", [source("S1", text)]
+    )
+
+    assert claims[0].text == (
+        "On the other hand, a slow error is even worse than a fast error! "
+        "Therefore, it’s important to track error latency."
+    )
