@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -11,6 +12,7 @@ from django.core.management import CommandError, call_command
 from documents.models import Document, KnowledgeBase
 from retrieval.models import Chunk
 from workbench.evaluation.answer_quality import COLUMNS
+from workbench.evaluation.datasets import load_dataset
 from workbench.evaluation.matching import answer_hit, holds
 
 pytestmark = pytest.mark.django_db
@@ -229,3 +231,82 @@ class TestMatching:
         assert not answer_hit("A and B", ["A", "C"], all_of=True)
         assert answer_hit("A and B", ["A", "B"], all_of=True)
         assert not answer_hit("A", [], all_of=False)
+
+
+def documents(tmp_path) -> dict:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "leave.md").write_text(
+        "# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n",
+        encoding="utf-8",
+    )
+    (folder / "travel.txt").write_bytes(
+        "出差住宿标准：一线城市每晚不超过 600 元。\n".encode()
+    )
+    return {
+        "root": "docs",
+        "documents": ["leave.md", "travel.txt"],
+        "questions": [
+            {
+                "question": "How many days of annual leave do employees receive?",
+                "answers": ["25 days"],
+                "document": "leave.md",
+            },
+            {
+                "question": "一线城市的住宿标准是多少？",
+                "answers": ["600 元"],
+                "document": "travel.txt",
+            },
+            {"question": "How many days of sick leave do employees get?"},
+        ],
+    }
+
+
+def test_documents_are_uploaded_as_they_are_and_every_one_published(tmp_path):
+    report = json.loads(evaluate(tmp_path, documents(tmp_path), "--json"))
+
+    assert report["format"] == "files"
+    assert (report["passages_published"], report["passages_held_out"]) == (2, 0)
+    (row,) = report["rows"]
+    assert (row["answerable"], row["unanswerable"]) == (2, 1)
+    assert row["answer-hit"] == 1.0
+    assert row["refused-unanswerable"] == 1.0
+
+
+def test_a_document_that_is_not_there_is_a_usage_error(tmp_path):
+    data = documents(tmp_path)
+    data["documents"].append("missing.pdf")
+
+    with pytest.raises(CommandError, match="cannot be read"):
+        evaluate(tmp_path, data)
+
+
+def test_a_question_about_a_document_not_listed_is_a_usage_error(tmp_path):
+    data = documents(tmp_path)
+    data["questions"][0]["document"] = "other.md"
+
+    with pytest.raises(CommandError, match="is not a files data set"):
+        evaluate(tmp_path, data)
+
+
+def test_evaluate_retrieval_leaves_documents_to_evaluate_answers(tmp_path):
+    path = tmp_path / "dataset.json"
+    path.write_text(json.dumps(documents(tmp_path)), encoding="utf-8")
+
+    with pytest.raises(CommandError, match="measured by evaluate_answers"):
+        call_command("evaluate_retrieval", "--dataset", str(path), stderr=io.StringIO())
+
+
+def test_the_real_documents_data_set_reads_files_of_the_shared_corpus():
+    path = Path(__file__).parents[2] / "workbench/evaluation/real_documents.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    if not (path.parent / raw["root"]).is_dir():
+        pytest.skip("../shared/corpus is not present")
+
+    dataset = load_dataset(path)
+
+    assert dataset.format == "files"
+    assert all(passage.data for passage in dataset.passages)
+    answerable = [question for question in dataset.questions if question.answers]
+    assert len(answerable) >= 20
+    assert len(dataset.questions) - len(answerable) >= 5

@@ -1,9 +1,13 @@
-"""SQuAD-style and TAT-QA data sets as passages and questions with gold answers.
+"""SQuAD-style, TAT-QA and document data sets as passages and questions with gold
+answers.
 
 SQuAD-style JSON (`data -> paragraphs -> context, qas`; CMRC 2018 uses it): one
 passage per paragraph, grouped by article. TAT-QA (a list of items with a table,
 paragraphs and questions): one passage per item, the table as Markdown rows, then
-the paragraphs; each item is its own group.
+the paragraphs; each item is its own group. Documents (`files`: a `root` folder
+relative to the data set's file, the `documents` under it, and `questions`, each
+with the `document` that answers it and its `answers`, or none when it must be
+refused): every file uploaded as it is, all in one group.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-FORMATS = ("squad", "tatqa")
+FORMATS = ("squad", "tatqa", "files")
+# The formats whose passages are text a search baseline can index.
+PASSAGE_FORMATS = ("squad", "tatqa")
 
 
 class DatasetError(ValueError):
@@ -26,6 +32,7 @@ class EvalPassage:
     filename: str
     content: str  # what is uploaded (Markdown keeps a table's rows apart)
     group: int = 0  # the article (SQuAD) or item (TAT-QA) it belongs to
+    data: bytes = b""  # a document uploaded as it is (`files`), in place of content
 
 
 @dataclass(frozen=True)
@@ -61,10 +68,15 @@ def load_dataset(path: Path, data_format: str = "auto") -> Dataset:
     if data_format == "auto":
         data_format = detect_format(raw)
     loader = {"squad": squad_dataset, "tatqa": tatqa_dataset}.get(data_format)
-    if loader is None:
+    if loader is None and data_format != "files":
         raise DatasetError(f"Unknown format {data_format!r}.")
     try:
-        passages, questions = loader(raw)
+        if loader is None:
+            passages, questions = files_dataset(raw, Path(path).parent)
+        else:
+            passages, questions = loader(raw)
+    except OSError as error:
+        raise DatasetError(f"A document of {path} cannot be read: {error}") from error
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise DatasetError(f"{path} is not a {data_format} data set.") from error
     if not passages or not questions:
@@ -77,6 +89,8 @@ def load_dataset(path: Path, data_format: str = "auto") -> Dataset:
 def detect_format(raw: object) -> str:
     if isinstance(raw, dict) and isinstance(raw.get("data"), list):
         return "squad"
+    if isinstance(raw, dict) and isinstance(raw.get("documents"), list):
+        return "files"
     if (
         isinstance(raw, list)
         and raw
@@ -152,6 +166,25 @@ def tatqa_dataset(raw: list) -> tuple[list[EvalPassage], list[EvalQuestion]]:
             for q in sorted(item["questions"], key=lambda q: int(q["order"]))
             if q["question"].strip()
         )
+    return passages, questions
+
+
+def files_dataset(
+    raw: dict, base: Path
+) -> tuple[list[EvalPassage], list[EvalQuestion]]:
+    root = base / raw["root"]
+    names = [str(name) for name in raw["documents"]]
+    passages = [
+        EvalPassage(name, "", Path(name).name, "", data=(root / name).read_bytes())
+        for name in names
+    ]
+    questions = []
+    for question in raw["questions"]:
+        answers = tuple(str(answer) for answer in question.get("answers") or ())
+        document = str(question.get("document", "")) if answers else ""
+        if answers and document not in names:
+            raise ValueError(f"{question['question']!r} names no listed document.")
+        questions.append(EvalQuestion(question["question"].strip(), document, answers))
     return passages, questions
 
 

@@ -58,7 +58,8 @@ class ScratchKnowledgeBase:
                 user=self.editor,
                 knowledge_base_id=self.id,
                 uploaded_file=ContentFile(
-                    passage.content.encode("utf-8"), name=passage.filename
+                    passage.data or passage.content.encode("utf-8"),
+                    name=passage.filename,
                 ),
             )
             self.documents[passage.key] = document.pk

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.arguments import positive_int
 from retrieval.search import PROFILES
-from workbench.evaluation.datasets import FORMATS, DatasetError, load_dataset
+from workbench.evaluation.datasets import PASSAGE_FORMATS, DatasetError, load_dataset
 from workbench.evaluation.scratch import EvaluationError
 from workbench.evaluation.search_quality import Evaluator
 
@@ -26,7 +26,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--format",
-            choices=("auto", *FORMATS),
+            choices=("auto", *PASSAGE_FORMATS),
             default="auto",
             help="Data set format (default: detected from the file).",
         )
@@ -63,6 +63,11 @@ class Command(BaseCommand):
             dataset = load_dataset(options["dataset"], options["format"])
         except DatasetError as error:
             raise CommandError(str(error)) from error
+        if dataset.format not in PASSAGE_FORMATS:
+            raise CommandError(
+                "A data set of documents is measured by evaluate_answers; "
+                "evaluate_retrieval reads SQuAD-style and TAT-QA files."
+            )
         evaluator = Evaluator(
             dataset.limited(options["limit"]),
             profiles=list(dict.fromkeys(options["profiles"] or PROFILES)),
