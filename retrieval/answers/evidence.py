@@ -28,7 +28,9 @@ _SENTENCE = re.compile(
 # ("U.S.", "Andrew R.") and company forms ("Ltd.", "Inc.") unless a word that
 # opens sentences follows.
 _TITLE = re.compile(
-    r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|e\.g|i\.e|cf|approx|Fig|Figs|No|Nos)\.$", re.I
+    r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|e\.g|i\.e|cf|approx|Fig|Figs|No|Nos"
+    r"|Ste|Apt|Bldg|Blvd|Ave|Dept|Vol|Ref|Para|pp)\.$",
+    re.I,
 )
 _INITIAL_OR_FORM = re.compile(
     r"(?:\b[A-Z]|\b(?:Inc|Ltd|Co|Corp|Plc|Pty|Bhd|Ltda|L\.P|N\.V|S\.A|B\.V))\.$"
@@ -191,33 +193,57 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
             rows.append(line)
             continue
         yield from table()
-        if _normal(line) in headings:
+        if _normal(line) in headings or _is_caption(line):
             continue
-        if _is_label(line, following):
+        if _is_caption(following):
+            label = following
+        elif _is_label(line, following):
             label = line
             continue
-        before = ""
-        for sentence in _sentences(line):
-            if not _is_evidence(sentence) or _normal(sentence) in headings:
-                continue
-            lead = lead or sentence
-            # Clauses after a semicolon are statements of their own, often about
-            # parallel items ("一线城市…600 元；其他城市…450 元").
-            for index, clause in enumerate(_clauses(sentence)):
-                yield Unit(
-                    source_id,
-                    clause,
-                    clause,
-                    heading,
-                    before=before,
-                    lead="" if lead in (sentence, clause) else lead,
-                    continues=index > 0,
-                    paragraph=line,
-                    label=label,
-                )
-                before = clause
+        lead = lead or _first_sentence(line, headings)
+        yield from _paragraph_units(source_id, line, heading, headings, lead, label)
         label = ""
     yield from table()
+
+
+def _first_sentence(line: str, headings: set[str]) -> str:
+    return next(
+        (
+            sentence
+            for sentence in _sentences(line)
+            if _is_evidence(sentence) and _normal(sentence) not in headings
+        ),
+        "",
+    )
+
+
+def _paragraph_units(
+    source_id: str,
+    line: str,
+    heading: str,
+    headings: set[str],
+    lead: str,
+    label: str,
+) -> Iterator[Unit]:
+    """The sentences of one paragraph, each clause after a semicolon its own unit
+    (they are often about parallel items: "一线城市…600 元；其他城市…450 元")."""
+    before = ""
+    for sentence in _sentences(line):
+        if not _is_evidence(sentence) or _normal(sentence) in headings:
+            continue
+        for index, clause in enumerate(_clauses(sentence)):
+            yield Unit(
+                source_id,
+                clause,
+                clause,
+                heading,
+                before=before,
+                lead="" if lead in (sentence, clause) else lead,
+                continues=index > 0,
+                paragraph=line,
+                label=label,
+            )
+            before = clause
 
 
 def _is_label(line: str, following: str) -> bool:
@@ -225,13 +251,24 @@ def _is_label(line: str, following: str) -> bool:
     one: the term that paragraph is about."""
     if not following or is_row_line(following) or _LABEL_END.search(line):
         return False
-    size = len(line.split()) if line.isascii() else len(line) / 3
+    cjk = len(_CJK_CHARACTER.findall(line))
+    size = len(_CJK_CHARACTER.sub(" ", line).split()) + cjk / 3
     return size <= MAX_LABEL_WORDS and len(_sentences(following)[0]) > len(line)
 
 
-# A label is at most this many words (CJK: three characters a word).
+def _is_caption(line: str) -> bool:
+    """A line wholly in parentheses, as forms write what the line above holds
+    ("6480 Cameron Street" / "(Address of principal executive offices)")."""
+    return bool(_CAPTION.fullmatch(line)) and len(line.split()) <= MAX_CAPTION_WORDS
+
+
+# A label is at most this many words (CJK: three characters a word), a caption
+# below a line at most this many.
 MAX_LABEL_WORDS = 6
+MAX_CAPTION_WORDS = 12
 _LABEL_END = re.compile(r"[.!?;:。！？；：,，]\s*$|^\W*$")
+_CAPTION = re.compile(r"[(（][^()（）]*[A-Za-z\u4e00-\u9fff][^()（）]*[)）]")
+_CJK_CHARACTER = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def _sentences(line: str) -> list[str]:

@@ -229,9 +229,19 @@ _DEFINITION = re.compile(
 )
 
 
+# "什么是总体评价？", "总体评价是指什么？"
+_DEFINITION_ZH = re.compile(
+    r"^(?:什么是|何谓)(?P<a>[^？?，,。的]{2,20})[？?]?$"
+    r"|^(?P<b>[^？?，,。的]{2,20})(?:是指什么|指的是什么|的定义是什么)[？?]?$"
+)
+
+
 def _defined(text: str) -> str:
     match = _DEFINITION.match(text.strip())
-    return match["subject"] if match else ""
+    if match:
+        return match["subject"]
+    match = _DEFINITION_ZH.match(text.strip())
+    return (match["a"] or match["b"]) if match else ""
 
 
 _RESTATED = re.compile(

@@ -189,7 +189,9 @@ def _term_of(unit: Unit) -> str:
 def _defines(subject: str, unit: Unit) -> bool:
     """The sentence says what `subject` is: "X (“XY”) are ...", "X, a ...", or
     it opens the glossary entry of X."""
-    if normalized(_term_of(unit)) == subject:
+    term = normalized(_term_of(unit))
+    # "总体评价 global assessment": a term may be followed by its translation.
+    if term == subject or term.startswith(f"{subject} "):
         return True
     quote = unit.quote
     at = normalized(quote).find(subject)

@@ -248,3 +248,57 @@ def test_a_consequence_is_quoted_with_the_sentence_that_gives_its_reason():
         "On the other hand, a slow error is even worse than a fast error! "
         "Therefore, it’s important to track error latency."
     )
+
+
+COVER_PAGE = """\
+Galaxy Gaming, Inc.
+
+6480 Cameron Street Ste. 305 – Las Vegas, NV 89118
+
+(Address of principal executive offices)
+
+(702) 939-3254
+
+(Registrant’s telephone number)
+"""
+
+
+def test_a_caption_in_parentheses_says_what_the_line_above_it_holds():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "Where are the principal executive offices?", [source("S1", COVER_PAGE)]
+    )
+
+    assert [claim.text for claim in claims] == [
+        "6480 Cameron Street Ste. 305 – Las Vegas, NV 89118"
+    ]
+
+
+def test_a_chinese_glossary_entry_answers_what_its_term_is():
+    text = (
+        "下列术语和定义适用于本标准。\n\n"
+        "差异项 difference\n\n"
+        "电厂现状与安全基准、现行安全标准或实践之间存在的不一致，包含强项和弱项。\n\n"
+        "总体评价 global assessment\n\n"
+        "对所有未解决的弱项、纠正行动和安全改进进行平衡考虑之后对核电厂安全作出的综合评价。"
+        "总体评价报告应提交国家核安全局。"
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "什么是总体评价？", [source("S1", text)]
+    )
+
+    assert claims[0].text.startswith("对所有未解决的弱项")
+
+
+def test_what_is_x_in_chinese_prefers_the_entry_that_defines_x():
+    text = (
+        "总体评价应在所有安全要素评价完成后进行。\n\n"
+        "总体评价 global assessment\n\n"
+        "对所有未解决的弱项进行平衡考虑之后对核电厂安全作出的综合评价。"
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "什么是总体评价？", [source("S1", text)]
+    )
+
+    assert claims[0].text.startswith("对所有未解决的弱项")
