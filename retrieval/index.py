@@ -193,8 +193,12 @@ def _added_rows(knowledge_base_id: str, document_ids: set) -> _Added:
             len(stale),
             knowledge_base_id,
         )
-        texts = Chunk.objects.filter(pk__in=stale).values_list("id", "text")
-        remade = {pk: chunk_terms(text) for pk, text in texts.iterator()}
+        texts = Chunk.objects.filter(pk__in=stale).values_list(
+            "id", "text", "heading_path"
+        )
+        remade = {
+            pk: chunk_terms(text, headings) for pk, text, headings in texts.iterator()
+        }
     hash_parts, count_parts, sizes, lengths, folded = [], [], [], [], []
     for pk, _, _, _, _, blob, length, folds_flag, _ in rows:
         if pk in remade:

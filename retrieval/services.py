@@ -96,7 +96,7 @@ def chunk_rows(
     prepare_path, prepare_embedding = _prepare("heading_path"), _prepare("embedding")
     prepare_terms = _prepare("terms")
     if terms is None:
-        terms = [chunk_terms(chunk.text) for chunk in chunks]
+        terms = [chunk_terms(chunk.text, chunk.heading_path) for chunk in chunks]
     return [
         (
             document_id,
@@ -200,14 +200,14 @@ def chunks_reindex(
         batch = list(
             pending.filter(pk__gt=last_id)
             .order_by("pk")
-            .values_list("pk", "knowledge_base_id", "text")[:batch_size]
+            .values_list("pk", "knowledge_base_id", "text", "heading_path")[:batch_size]
         )
         if not batch:
             return done
-        vectors = embedder.embed([text for _, _, text in batch])
+        vectors = embedder.embed([text for _, _, text, _ in batch])
         with transaction.atomic():
-            for (pk, _, text), vector in zip(batch, vectors, strict=True):
-                terms = chunk_terms(text)
+            for (pk, _, text, headings), vector in zip(batch, vectors, strict=True):
+                terms = chunk_terms(text, headings)
                 Chunk.objects.filter(pk=pk).update(
                     terms=terms.terms,
                     term_count=terms.length,
@@ -217,7 +217,7 @@ def chunks_reindex(
                     embedding_model=embedder.name,
                 )
             KnowledgeBase.objects.filter(
-                pk__in={knowledge_base for _, knowledge_base, _ in batch}
+                pk__in={knowledge_base for _, knowledge_base, _, _ in batch}
             ).update(index_version=F("index_version") + 1)
         done += len(batch)
         last_id = batch[-1][0]

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .tokens import folds, keyword_tokens, segmenter
 
-# Changes whenever `keyword_tokens` or `term_hash` would give another result.
-TOKENIZER = "kw1-blake2b64"
+# Changes whenever `keyword_tokens`, `term_hash` or what is tokenized would give
+# another result (kw2: the chunk's headings with its text).
+TOKENIZER = "kw2-blake2b64"
 _MAX_COUNT = 65535
 _ENTRY_BYTES = 10  # an int64 hash and a uint16 count
 
@@ -60,8 +61,12 @@ def term_hashes(tokens: Iterable[str]) -> np.ndarray:
     return np.fromiter((term_hash(token) for token in tokens), dtype=np.int64)
 
 
-def chunk_terms(text: str) -> ChunkTerms:
-    return counted_terms(Counter(keyword_tokens(text)), folds(text))
+def chunk_terms(text: str, heading_path: Sequence[str] = ()) -> ChunkTerms:
+    """The terms of a chunk's text and of the headings it is under: a FAQ's
+    question, a glossary's "Definitions", a report's title are how people ask
+    for the text below them."""
+    tokens = keyword_tokens(" ".join([*heading_path, text]))
+    return counted_terms(Counter(tokens), folds(text))
 
 
 def counted_terms(counts: Counter, text_folds: bool) -> ChunkTerms:

@@ -290,7 +290,7 @@ def _answer(
     if embedder is not None and chunks:
         import numpy as np
 
-        terms = [chunk_terms(chunk.text) for chunk in chunks]
+        terms = [chunk_terms(chunk.text, chunk.heading_path) for chunk in chunks]
 
         embedder = _embedders.setdefault((type(embedder), embedder.name), embedder)
         texts = [chunk.text for chunk in chunks]

@@ -44,12 +44,29 @@ def test_ingested_chunks_carry_their_terms(ingest, knowledge_base):
     chunks = list(Chunk.objects.all())
     assert chunks
     for chunk in chunks:
-        expected = terms.chunk_terms(chunk.text)
+        expected = terms.chunk_terms(chunk.text, chunk.heading_path)
         assert chunk.tokenizer == terms.TOKENIZER
         assert bytes(chunk.terms) == expected.terms
         assert chunk.term_count == expected.length
         assert chunk.folds == expected.folds
     assert Chunk.objects.get(document__filename="b.md").folds is True
+
+
+def test_a_chunk_is_found_by_the_words_of_the_headings_above_it(
+    ingest, viewer, knowledge_base
+):
+    faq = (
+        b"# FAQ\n\n## Q: Why does loading a PDF fail with libGL.so.1 missing?\n\n"
+        b"A: Install the system packages libgl1-mesa-glx and libglib2.0-0.\n\n"
+        b"## Q: Which formats are supported?\n\nA: txt, docx, md, pdf and html.\n"
+    )
+    ingest(knowledge_base, faq, filename="faq.md")
+    (chunk,) = Chunk.objects.filter(text__contains="libgl1")
+
+    run = search(user=viewer, question="PDF loading fails: libGL missing")
+
+    assert chunk.text.startswith("A: Install")  # the question is the heading
+    assert run.keyword[0].chunk_id == chunk.pk
 
 
 def test_a_snapshot_build_tokenizes_nothing(ingest, knowledge_base, monkeypatch):
