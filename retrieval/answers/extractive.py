@@ -40,6 +40,18 @@ CLAIM_CHARS = 200
 # How much more of the question's weight a sentence must name than the labels of
 # the table cells looked up, to answer in their place.
 SENTENCE_MARGIN = 0.2
+# "How many / how long / 多少": an answer says a quantity, in digits or in words.
+_COUNTS = re.compile(
+    r"\bhow (?:many|much|long|old|far)\b|\bwhat percentage\b"
+    r"|多少|(?<!哪)几|多久|多长|百分",
+    re.IGNORECASE,
+)
+_QUANTITY = re.compile(
+    r"\d|[一二两三四五六七八九十百千万亿半]|\b(?:one|two|three|four|five|six|seven"
+    r"|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand"
+    r"|million|billion|dozen|half|once|twice|single|double|several|few|no)\b",
+    re.IGNORECASE,
+)
 _POINTER = re.compile(
     r"\b(?:following|below|as follows|listed|set forth|tables?)\b", re.IGNORECASE
 )
@@ -108,7 +120,7 @@ class ExtractiveChat:
         if not table.looked_up:
             return table.claims, None
         said, best = self._sentence_claims(question, sources, statistics, siblings)
-        if best is not None and _says_more(best, table.claims, asked, statistics):
+        if said and _says_more(best, table.claims, asked, statistics):
             return said, None
         return table.claims, None
 
@@ -158,7 +170,10 @@ class ExtractiveChat:
             question, source, statistics, context=best.unit.context
         ) or not near_enough(question, best.unit, statistics):
             return [], None
-        return self._claims(question, scored, best, units), best.unit
+        claims = self._claims(question, scored, best, units)
+        if _COUNTS.search(question.text):
+            claims = [claim for claim in claims if _QUANTITY.search(claim.text)]
+        return claims, best.unit
 
     def _claims(
         self, question: Question, scored: list[Scored], best: Scored, units: list[Unit]

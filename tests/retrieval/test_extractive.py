@@ -302,3 +302,30 @@ def test_what_is_x_in_chinese_prefers_the_entry_that_defines_x():
     )
 
     assert claims[0].text.startswith("对所有未解决的弱项")
+
+
+def test_how_long_is_not_answered_by_a_sentence_that_says_no_quantity():
+    text = (
+        "Achieving a successful on-call rotation includes alerting on symptoms. "
+        "The rotation is reviewed by the team."
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "How long is the on-call rotation?", [source("S1", text)]
+    )
+
+    assert claims == []
+
+
+def test_how_many_keeps_the_claims_that_say_a_quantity():
+    text = (
+        "现存的波斯黇鹿可能面对近亲繁殖。自1996年起，超过650头波斯黇鹿已生活在加利利。"
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "波斯黇鹿现存多少头？", [source("S1", text)]
+    )
+
+    assert [claim.text for claim in claims] == [
+        "自1996年起，超过650头波斯黇鹿已生活在加利利。"
+    ]
