@@ -76,6 +76,9 @@ class Unit:
     # A term alone on the line before its paragraph, as glossaries and
     # definition lists write it ("Black-box monitoring" / "Testing ...").
     label: str = ""
+    # The list a sentence ending in a colon leads into ("... supported:" /
+    # "Headings." / "Lists."), as short lines after it.
+    items: tuple[str, ...] = ()
 
     @property
     def context(self) -> str:
@@ -187,8 +190,11 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
             rows.clear()
 
     lines = list(_lines(section.text))
+    lists = _lists(lines)
     label = ""
-    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+    for index, (line, following) in enumerate(
+        zip(lines, [*lines[1:], ""], strict=True)
+    ):
         if is_row_line(line):
             rows.append(line)
             continue
@@ -201,9 +207,33 @@ def _section_units(source_id: str, section: Section) -> Iterator[Unit]:
             label = line
             continue
         lead = lead or _first_sentence(line, headings)
-        yield from _paragraph_units(source_id, line, heading, headings, lead, label)
+        yield from _paragraph_units(
+            source_id, line, heading, headings, lead, label, lists.get(index, ())
+        )
         label = ""
     yield from table()
+
+
+def _lists(lines: list[str]) -> dict[int, tuple[str, ...]]:
+    """The short lines after each line ending in a colon (by its index): the
+    items of the list it leads into, when there are two or more."""
+    found = {}
+    for index, line in enumerate(lines):
+        if is_row_line(line) or not line.endswith((":", "：")):
+            continue
+        items = []
+        for item in lines[index + 1 : index + 1 + MAX_LIST_ITEMS]:
+            if is_row_line(item) or item.endswith((":", "：")) or not _is_item(item):
+                break
+            items.append(item)
+        if len(items) >= 2:
+            found[index] = tuple(items)
+    return found
+
+
+def _is_item(line: str) -> bool:
+    cjk = len(_CJK_CHARACTER.findall(line))
+    return len(_CJK_CHARACTER.sub(" ", line).split()) + cjk / 3 <= MAX_ITEM_WORDS
 
 
 def _first_sentence(line: str, headings: set[str]) -> str:
@@ -224,6 +254,7 @@ def _paragraph_units(
     headings: set[str],
     lead: str,
     label: str,
+    items: tuple[str, ...] = (),
 ) -> Iterator[Unit]:
     """The sentences of one paragraph, each clause after a semicolon its own unit
     (they are often about parallel items: "一线城市…600 元；其他城市…450 元")."""
@@ -242,6 +273,7 @@ def _paragraph_units(
                 continues=index > 0,
                 paragraph=line,
                 label=label,
+                items=items if clause.endswith((":", "：")) else (),
             )
             before = clause
 
@@ -266,6 +298,9 @@ def _is_caption(line: str) -> bool:
 # below a line at most this many.
 MAX_LABEL_WORDS = 6
 MAX_CAPTION_WORDS = 12
+# A list is read to this many items of at most this many words.
+MAX_LIST_ITEMS = 10
+MAX_ITEM_WORDS = 15
 _LABEL_END = re.compile(r"[.!?;:。！？；：,，]\s*$|^\W*$")
 _CAPTION = re.compile(r"[(（][^()（）]*[A-Za-z\u4e00-\u9fff][^()（）]*[)）]")
 _CJK_CHARACTER = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

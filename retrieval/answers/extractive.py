@@ -194,7 +194,9 @@ class ExtractiveChat:
                 continue
             if candidate is not best and _names_a_sibling(candidate.unit, compounds):
                 continue
-            text, quote = _claim_text(candidate.unit)
+            text, quote = _claim_text(
+                candidate.unit, with_items=not _COUNTS.search(question.text)
+            )
             if any(quote in known or known in quote for known in claims):
                 continue  # one clause, or the sentence it is part of, is enough
             if claims and length + len(text) > CLAIM_CHARS:
@@ -235,9 +237,11 @@ def _points_ahead(unit: Unit) -> bool:
     """A sentence that only points at what follows ("The following tables
     summarize ...:", "... are given below:"); one that says something before
     its colon ("The easiest way to try it is the web demo:", "分为六个区域总部
-    ……，主要分三类型：") still answers."""
+    ……，主要分三类型："), or that leads into a list it is read with, still
+    answers."""
     return (
         unit.row is None
+        and not unit.items
         and unit.quote.rstrip().endswith(":")
         and bool(_POINTER.search(unit.quote))
     )
@@ -292,7 +296,7 @@ def _unit_matcher(unit: Unit) -> Matcher:
     return Matcher(f"{unit.text} {unit.header} {unit.context}")
 
 
-def _claim_text(unit: Unit) -> tuple[str, str]:
+def _claim_text(unit: Unit, *, with_items: bool = True) -> tuple[str, str]:
     """(what the claim says, what it quotes): a sentence whose subject is set by
     the sentence before it is quoted with that sentence."""
     if (
@@ -303,7 +307,22 @@ def _claim_text(unit: Unit) -> tuple[str, str]:
         cjk = has_cjk(unit.before[-1:]) or has_cjk(unit.quote[:1])
         joined = f"{unit.before}{'' if cjk else ' '}{unit.quote}"
         return joined, joined
+    if unit.items and with_items:
+        return _with_items(unit.text, unit.items), unit.quote
     return unit.text, unit.quote
+
+
+def _with_items(text: str, items: Sequence[str]) -> str:
+    """A sentence and the items of the list it leads into, as many as fit in
+    `CLAIM_CHARS`."""
+    glue = "；" if has_cjk(text) else "; "
+    kept: list[str] = []
+    for item in items:
+        item = item.rstrip(";；,，。. ")
+        if len(text) + len(glue.join([*kept, item])) > CLAIM_CHARS:
+            break
+        kept.append(item)
+    return f"{text} {glue.join(kept)}" if kept else text
 
 
 def _sources_holding(unit: Unit, units: list[Unit]) -> list[str]:

@@ -329,3 +329,40 @@ def test_how_many_keeps_the_claims_that_say_a_quantity():
     assert [claim.text for claim in claims] == [
         "自1996年起，超过650头波斯黇鹿已生活在加利利。"
     ]
+
+
+FEATURES = """\
+Mammoth converts documents to HTML.
+
+The following features are currently supported by Mammoth:
+
+Headings.
+
+Lists.
+
+Tables.
+
+Mammoth works best if you only use styles to semantically mark up your document, \
+since the structures of .docx and HTML differ.
+"""
+
+
+def test_a_sentence_leading_into_a_list_answers_with_its_items():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "Which features are supported by Mammoth?", [source("S1", FEATURES)]
+    )
+
+    assert claims[0].text == (
+        "The following features are currently supported by Mammoth: "
+        "Headings; Lists; Tables"
+    )
+
+
+def test_how_many_is_answered_without_the_items():
+    text = "The plant has three safety elements:\n\nDesign.\n\nAgeing.\n\nProcedures.\n"
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "How many safety elements does the plant have?", [source("S1", text)]
+    )
+
+    assert [claim.text for claim in claims] == ["The plant has three safety elements:"]
