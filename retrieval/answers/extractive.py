@@ -46,8 +46,14 @@ _COUNTS = re.compile(
     r"|多少|(?<!哪)几|多久|多长|百分",
     re.IGNORECASE,
 )
-_QUANTITY = re.compile(
-    r"\d|[一二两三四五六七八九十百千万亿半]|\b(?:one|two|three|four|five|six|seven"
+# Asked with a number but answered with words: "when" (after the merger), "how
+# often" (weekly).
+_NOT_A_QUANTITY = re.compile(
+    r"\bwhen\b|\bhow (?:often|quickly|soon|fast)\b|何时|什么时候", re.IGNORECASE
+)
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_QUANTITY_WORD = re.compile(
+    r"[一二两三四五六七八九十百千万亿半]|\b(?:one|two|three|four|five|six|seven"
     r"|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand"
     r"|million|billion|dozen|half|once|twice|single|double|several|few|no)\b",
     re.IGNORECASE,
@@ -171,8 +177,8 @@ class ExtractiveChat:
         ) or not near_enough(question, best.unit, statistics):
             return [], None
         claims = self._claims(question, scored, best, units)
-        if _COUNTS.search(question.text):
-            claims = [claim for claim in claims if _QUANTITY.search(claim.text)]
+        if _asks_quantity(question):
+            claims = [claim for claim in claims if _says_quantity(claim.text, question)]
         return claims, best.unit
 
     def _claims(
@@ -225,6 +231,27 @@ def _says_more(
     said = coverage(weights, Matcher(f"{sentence.text} {sentence.context}"))
     looked_up = coverage(weights, Matcher(" ".join(claim.text for claim in cells)))
     return said >= looked_up + SENTENCE_MARGIN
+
+
+def _asks_quantity(question: Question) -> bool:
+    """How many, how much; in English also the amount, value, rate asked for
+    ("What was the revenue in 2019?"), unless its cause is asked ("What was the
+    increase driven by?")."""
+    if _COUNTS.search(question.text):
+        return True
+    return (
+        question.asks_number
+        and not question.asks_explanation
+        and not has_cjk(question.text)
+        and not _NOT_A_QUANTITY.search(question.text)
+    )
+
+
+def _says_quantity(text: str, question: Question) -> bool:
+    """A number the question does not write (its years are no answer), or a
+    number word."""
+    numbers = {number.replace(",", "") for number in _DIGITS.findall(text)}
+    return bool(numbers - question.numbers) or bool(_QUANTITY_WORD.search(text))
 
 
 def _leads_in(unit: Unit) -> bool:

@@ -366,3 +366,40 @@ def test_how_many_is_answered_without_the_items():
     )
 
     assert [claim.text for claim in claims] == ["The plant has three safety elements:"]
+
+
+def test_an_amount_asked_for_is_not_answered_by_a_sentence_without_one():
+    text = "Other operating expenses includes acquisition and integration costs."
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What was the amount of acquisition and integration costs?",
+        [source("S1", text)],
+    )
+
+    assert claims == []
+
+
+def test_the_years_a_question_names_are_no_quantity():
+    text = (
+        "Revenue in 2019 reflected the new pricing of our cloud products. "
+        "The revenue of 2019 grew in every region."
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "How much revenue was there in 2019?", [source("S1", text)]
+    )
+
+    assert claims == []
+
+
+def test_what_an_increase_was_driven_by_is_answered_in_words():
+    text = (
+        "The increase in free cash flow was driven by lower capital expenditure "
+        "and higher operating cash flow."
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What was the increase in free cash flow driven by?", [source("S1", text)]
+    )
+
+    assert [claim.text for claim in claims] == [text]
