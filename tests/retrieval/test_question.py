@@ -96,6 +96,10 @@ class TestKinds:
             ("蟒鳗又被称为什么？", "alias", False),
             ("How many days of leave do I get?", None, True),
             ("What is the core working time?", None, False),
+            ("大沙地站共有几层？", None, True),
+            # "多大" inside a name, "几" inside "哪几种": no number asked.
+            ("史东从科罗拉多大学获得了什么学位？", None, False),
+            ("美国特勤局的雇员有哪几种？", None, False),
         ],
     )
     def test_the_kind_of_answer_asked_for(self, question, kind, number):
