@@ -61,6 +61,12 @@ _QUANTITY_WORD = re.compile(
 _POINTER = re.compile(
     r"\b(?:following|below|as follows|listed|set forth|tables?)\b", re.IGNORECASE
 )
+# "The following table shows ...": says what a table holds, not what it says.
+_INTRODUCES_A_TABLE = re.compile(
+    r"(?:the following|the (?:accompanying|below)) (?:tables?|charts?|schedules?)\b"
+    r"|the tables? (?:below|above)\b",
+    re.IGNORECASE,
+)
 # Questions about a table itself, which the sentence leading into it answers.
 _ABOUT_A_TABLE = re.compile(r"\btables?\b|\bwhich years\b|表", re.IGNORECASE)
 _ANAPHOR = re.compile(
@@ -266,12 +272,11 @@ def _points_ahead(unit: Unit) -> bool:
     its colon ("The easiest way to try it is the web demo:", "分为六个区域总部
     ……，主要分三类型："), or that leads into a list it is read with, still
     answers."""
-    return (
-        unit.row is None
-        and not unit.items
-        and unit.quote.rstrip().endswith(":")
-        and bool(_POINTER.search(unit.quote))
-    )
+    if unit.row is not None or unit.items:
+        return False
+    if _INTRODUCES_A_TABLE.match(unit.quote):
+        return True
+    return unit.quote.rstrip().endswith(":") and bool(_POINTER.search(unit.quote))
 
 
 def _about_this_part(

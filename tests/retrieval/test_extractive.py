@@ -403,3 +403,27 @@ def test_what_an_increase_was_driven_by_is_answered_in_words():
     )
 
     assert [claim.text for claim in claims] == [text]
+
+
+INTRODUCED = """\
+The following table shows our net income, gross profit and the average selling \
+price for each of our three most recent fiscal years.
+
+ | 2019 | 2018
+
+Net income | 1,200 | 900
+"""
+
+
+def test_a_sentence_introducing_a_table_answers_only_about_the_table():
+    asked_about_a_price = ExtractiveChat(min_score=0.3).draft(
+        "What was the average selling price of our products?",
+        [source("S1", INTRODUCED)],
+    )[0]
+    asked_about_the_table = ExtractiveChat(min_score=0.3).draft(
+        "What does the table show for the three fiscal years?",
+        [source("S1", INTRODUCED)],
+    )[0]
+
+    assert asked_about_a_price == []
+    assert asked_about_the_table[0].text.startswith("The following table shows")
