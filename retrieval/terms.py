@@ -29,8 +29,8 @@ import numpy as np
 
 from .tokens import folds, keyword_tokens, segmenter
 
-# Changes whenever `keyword_tokens`, `term_hash` or what is tokenized would give
-# another result (kw2: the chunk's headings with its text).
+# Changes whenever `keyword_tokens`, `term_hash` or what is tokenized (a chunk's
+# headings and text) would give another result.
 TOKENIZER = "kw2-blake2b64"
 _MAX_COUNT = 65535
 _ENTRY_BYTES = 10  # an int64 hash and a uint16 count
@@ -65,7 +65,8 @@ def chunk_terms(text: str, heading_path: Sequence[str] = ()) -> ChunkTerms:
     """The terms of a chunk's text and of the headings it is under: a FAQ's
     question, a glossary's "Definitions", a report's title are how people ask
     for the text below them."""
-    tokens = keyword_tokens(" ".join([*heading_path, text]))
+    headings = [str(heading) for heading in heading_path or () if heading]
+    tokens = keyword_tokens(" ".join([*headings, text]))
     return counted_terms(Counter(tokens), folds(text))
 
 

@@ -48,7 +48,20 @@ _NAMES_A_TABLE = re.compile(
 )
 _CLAUSE_END = re.compile(r"[^；;]+(?:[；;]|$)")
 _HAS_NUMBER = re.compile(r"\d")
-_CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# A label is at most this many words (CJK: three characters a word), a caption
+# below a line at most this many.
+MAX_LABEL_WORDS = 6
+MAX_CAPTION_WORDS = 12
+# A list is read to this many items of at most this many words.
+MAX_LIST_ITEMS = 10
+MAX_ITEM_WORDS = 15
+_LABEL_END = re.compile(r"[.!?;:。！？；：,，]\s*$|^\W*$")
+# Wholly in parentheses, words not a sentence, not a footnote mark ("(a)").
+_CAPTION = re.compile(
+    r"[(（](?![a-z0-9ivx]{1,3}[)）])[^()（）]*[A-Za-z\u4e00-\u9fff][^()（）]*"
+    r"(?<![.!?。！？])[)）]"
+)
 _WORD = re.compile(r"[^\W\d_]")
 # A footnote mark: at the end of a row's label, at the start of its note.
 _MARK_AT_END = re.compile(r"\s*\((\d{1,2}|[a-z])\)\s*$")
@@ -232,8 +245,7 @@ def _lists(lines: list[str]) -> dict[int, tuple[str, ...]]:
 
 
 def _is_item(line: str) -> bool:
-    cjk = len(_CJK_CHARACTER.findall(line))
-    return len(_CJK_CHARACTER.sub(" ", line).split()) + cjk / 3 <= MAX_ITEM_WORDS
+    return _size(line) <= MAX_ITEM_WORDS
 
 
 def _first_sentence(line: str, headings: set[str]) -> str:
@@ -280,30 +292,28 @@ def _paragraph_units(
 
 def _is_label(line: str, following: str) -> bool:
     """A few words alone on their line, no sentence, before a paragraph that is
-    one: the term that paragraph is about."""
+    one: the term that paragraph is about. A line that opens like a sentence or
+    says a number ("The company serves 12 regions") is evidence, not a label."""
     if not following or is_row_line(following) or _LABEL_END.search(line):
         return False
-    cjk = len(_CJK_CHARACTER.findall(line))
-    size = len(_CJK_CHARACTER.sub(" ", line).split()) + cjk / 3
-    return size <= MAX_LABEL_WORDS and len(_sentences(following)[0]) > len(line)
+    if _OPENS_SENTENCE.match(line) or _HAS_NUMBER.search(line):
+        return False
+    opening = _sentences(following)[:1]
+    return (
+        _size(line) <= MAX_LABEL_WORDS and bool(opening) and len(opening[0]) > len(line)
+    )
+
+
+def _size(line: str) -> float:
+    """Words, a CJK character counting a third of one."""
+    cjk = len(_CJK.findall(line))
+    return len(_CJK.sub(" ", line).split()) + cjk / 3
 
 
 def _is_caption(line: str) -> bool:
     """A line wholly in parentheses, as forms write what the line above holds
     ("6480 Cameron Street" / "(Address of principal executive offices)")."""
     return bool(_CAPTION.fullmatch(line)) and len(line.split()) <= MAX_CAPTION_WORDS
-
-
-# A label is at most this many words (CJK: three characters a word), a caption
-# below a line at most this many.
-MAX_LABEL_WORDS = 6
-MAX_CAPTION_WORDS = 12
-# A list is read to this many items of at most this many words.
-MAX_LIST_ITEMS = 10
-MAX_ITEM_WORDS = 15
-_LABEL_END = re.compile(r"[.!?;:。！？；：,，]\s*$|^\W*$")
-_CAPTION = re.compile(r"[(（][^()（）]*[A-Za-z\u4e00-\u9fff][^()（）]*[)）]")
-_CJK_CHARACTER = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def _sentences(line: str) -> list[str]:

@@ -43,7 +43,7 @@ SENTENCE_MARGIN = 0.2
 # "How many / how long / 多少": an answer says a quantity, in digits or in words.
 _COUNTS = re.compile(
     r"\bhow (?:many|much|long|old|far)\b|\bwhat percentage\b"
-    r"|多少|(?<!哪)几|多久|多长|百分",
+    r"|多少|(?<!哪)几(?!乎|何)|多久|多长|百分",
     re.IGNORECASE,
 )
 # Asked with a number but answered with words: "when" (after the merger), "how
@@ -52,11 +52,19 @@ _NOT_A_QUANTITY = re.compile(
     r"\bwhen\b|\bhow (?:often|quickly|soon|fast)\b|何时|什么时候", re.IGNORECASE
 )
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# A number in words: a Chinese numeral ("两层", "一分钟", "三辑"; not one of the
+# words a numeral only spells: "一般", "统一", "第一"), or an English number word
+# ("no" and "none" say zero: "No significant amounts were reclassified").
 _QUANTITY_WORD = re.compile(
-    r"[一二两三四五六七八九十百千万亿半]|\b(?:one|two|three|four|five|six|seven"
-    r"|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand"
-    r"|million|billion|dozen|half|once|twice|single|double|several|few|no)\b",
+    r"[一二两三四五六七八九十百千万亿半]"
+    r"|\b(?:no|none|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once"
+    r"|twice|double|several)\b",
     re.IGNORECASE,
+)
+_NOT_A_NUMBER = re.compile(
+    r"一般|一起|一直|一定|一些|统一|唯一|第[一二三四五六七八九十]|一样|一致|一切|一旦"
+    r"|一同|一度|之一|十分|万一|一向|一贯|一并|一律|一再|一时|一概|同一|一方面"
 )
 _POINTER = re.compile(
     r"\b(?:following|below|as follows|listed|set forth|tables?)\b", re.IGNORECASE
@@ -68,7 +76,9 @@ _INTRODUCES_A_TABLE = re.compile(
     re.IGNORECASE,
 )
 # Questions about a table itself, which the sentence leading into it answers.
-_ABOUT_A_TABLE = re.compile(r"\btables?\b|\bwhich years\b|表", re.IGNORECASE)
+_ABOUT_A_TABLE = re.compile(
+    r"\btables?\b|\bwhich years\b|[上下该此本]表|表格", re.IGNORECASE
+)
 _ANAPHOR = re.compile(
     r"^(?:it|its|this|that|these|those|they|their|he|she|his|her|such)\b"
     # a consequence of the sentence before: the reason is there
@@ -257,7 +267,8 @@ def _says_quantity(text: str, question: Question) -> bool:
     """A number the question does not write (its years are no answer), or a
     number word."""
     numbers = {number.replace(",", "") for number in _DIGITS.findall(text)}
-    return bool(numbers - question.numbers) or bool(_QUANTITY_WORD.search(text))
+    words = _NOT_A_NUMBER.sub(" ", text)
+    return bool(numbers - question.numbers) or bool(_QUANTITY_WORD.search(words))
 
 
 def _leads_in(unit: Unit) -> bool:
@@ -336,12 +347,21 @@ def _claim_text(unit: Unit, *, with_items: bool = True) -> tuple[str, str]:
         and unit.row is None
         and (unit.continues or _ANAPHOR.match(unit.quote))
     ):
-        cjk = has_cjk(unit.before[-1:]) or has_cjk(unit.quote[:1])
-        joined = f"{unit.before}{'' if cjk else ' '}{unit.quote}"
+        joined = _joined(unit)
         return joined, joined
     if unit.items and with_items:
         return _with_items(unit.text, unit.items), unit.quote
     return unit.text, unit.quote
+
+
+def _joined(unit: Unit) -> str:
+    """The sentence before and the unit, as their paragraph writes them."""
+    for glue in (" ", ""):
+        joined = f"{unit.before}{glue}{unit.quote}"
+        if joined in unit.paragraph:
+            return joined
+    cjk = has_cjk(unit.before[-1:]) or has_cjk(unit.quote[:1])
+    return f"{unit.before}{'' if cjk else ' '}{unit.quote}"
 
 
 def _with_items(text: str, items: Sequence[str]) -> str:
@@ -351,7 +371,7 @@ def _with_items(text: str, items: Sequence[str]) -> str:
     kept: list[str] = []
     for item in items:
         item = item.rstrip(";；,，。. ")
-        if len(text) + len(glue.join([*kept, item])) > CLAIM_CHARS:
+        if len(text) + 1 + len(glue.join([*kept, item])) > CLAIM_CHARS:
             break
         kept.append(item)
     return f"{text} {glue.join(kept)}" if kept else text

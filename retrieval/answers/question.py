@@ -68,7 +68,7 @@ ASKS_EXPLANATION = re.compile(
     re.I,
 )
 ASKS_NUMBER = re.compile(
-    r"多少|(?<!哪)几|多久|多长|多大(?!学)|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
+    r"多少|(?<!哪)几(?!乎|何)|多久|多长|多大(?!学)|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
     r"|\bhow\s+(?:many|much|long|often|old|far|big|large|high|quickly|fast|soon)\b"
     r"|\bwhen\b|\bwhat\s+(?:(?:is|was|are|were)\s+the\s+)?(?:year|date|time|percentage"
     r"|percent|share|rate|amount|number|value|total|sum|average|ratio|proportion"

@@ -42,7 +42,9 @@ _EN_RESPECTIVELY = re.compile(r",?\s*\brespectively\b", re.I)
 _EN_RESPECTIVE = re.compile(r"\brespective\b", re.I)
 # Words that start a period or a range, not a subject ("less than one year").
 _NOT_A_SUBJECT = re.compile(
-    r"\d|^(?:between|less|more|up|over|under|within|after|before|at|in|on)\b", re.I
+    r"(?<!\d)(?:19|20)\d\d(?!\d)|\d\s*(?:-|–|to)\s*\d"
+    r"|^(?:between|less|more|up|over|under|within|after|before|at|in|on)\b",
+    re.I,
 )
 _EN_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
 # Words that end a subject after the conjunction ("sick leave | do employees get").

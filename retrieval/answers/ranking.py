@@ -29,7 +29,7 @@ SOURCE_WEIGHT = 1.0
 RANK_PENALTY = 0.3
 KIND_BONUS = 0.1
 # A sentence that says what the thing asked for is ("X is/are ...") outweighs a
-# rank of the search (0.4 and 0.6 measure the same).
+# rank of the search (docs/answer-quality.md, step 13).
 DEFINITION_BONUS = 0.4
 NUMBER_BONUS = 0.15
 

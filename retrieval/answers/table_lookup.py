@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -75,9 +76,10 @@ def best_row(
     best: Match | None = None
     best_key = (0.0, 0.0, False)
     for source, table in tables:
+        sections = Counter(row.section for row in table.rows)
         for row in table.rows:
             # Whichever name of the row the question names best.
-            for label in _names(row, table):
+            for label in _names(row, sections):
                 if not label:
                     continue
                 context = f"{label} {row.section} {table.columns[0]} {table.caption}"
@@ -101,7 +103,7 @@ def best_row(
 _DEFINED_NAME = re.compile(r"\(\s*(?:the\s+)?[“\"']([^”\"']+)[”\"']\s*\)")
 
 
-def _names(row: Row, table: Table) -> list[str]:
+def _names(row: Row, sections: Counter) -> list[str]:
     """The row's own label; with its section's ("Change in benefit obligation
     Service cost"); the short name its label defines; its section's alone when
     the row is the only one of it ("Sales:" over "Product sales to affiliates")."""
@@ -109,7 +111,7 @@ def _names(row: Row, table: Table) -> list[str]:
     defined = _DEFINED_NAME.search(row.cells[0])
     if defined:
         names.append(defined.group(1))
-    if row.section and sum(other.section == row.section for other in table.rows) == 1:
+    if row.section and sections[row.section] == 1:
         names.append(row.section)
     return [name for name in dict.fromkeys(names) if name]
 

@@ -555,6 +555,13 @@ class TestDecomposition:
                     "What are the respective purchases for 2017?",
                 ],
             ),
+            (
+                "What are the respective revenues of Product 1 and Product 2 in 2019?",
+                [
+                    "What are the respective revenues of Product 1 in 2019?",
+                    "What are the respective revenues of Product 2 in 2019?",
+                ],
+            ),
             # Periods and ranges are columns of one row, not subjects.
             (
                 "What are the respective gross profit from cloud in 2019 and 2018?",

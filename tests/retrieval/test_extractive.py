@@ -427,3 +427,58 @@ def test_a_sentence_introducing_a_table_answers_only_about_the_table():
 
     assert asked_about_a_price == []
     assert asked_about_the_table[0].text.startswith("The following table shows")
+
+
+def test_a_label_before_a_line_of_punctuation_is_no_label():
+    text = "Root cause\n\n？\n\nA defect in a software or human system."
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What is a root cause?", [source("S1", text)]
+    )
+
+    assert claims  # read, not raised on
+
+
+def test_a_chinese_clause_is_quoted_as_its_paragraph_writes_it():
+    text = "住宿标准：一线城市每晚不超过600元；2020年起其他城市每晚不超过450元。"
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "其他城市住宿标准每晚多少元？", [source("S1", text)]
+    )
+
+    assert all(claim.quote in text for claim in claims)
+
+
+def test_a_sentence_in_parentheses_is_evidence_not_a_caption():
+    text = (
+        "Revenue rose in 2023.\n\n"
+        "(The Company had 1,200 employees as of December 31, 2023.)"
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "How many employees did the Company have?", [source("S1", text)]
+    )
+
+    assert "1,200 employees" in claims[0].text
+
+
+def test_a_short_line_that_says_a_number_is_evidence_not_a_label():
+    text = (
+        "The company serves 12 regions\n\n"
+        "Its offices are staffed by local teams who speak the language."
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "How many regions does the company serve?", [source("S1", text)]
+    )
+
+    assert claims[0].text == "The company serves 12 regions"
+
+
+def test_jihu_almost_is_no_question_of_how_many():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "公司几乎所有收入来自哪个地区？",
+        [source("S1", "公司几乎所有收入来自华东地区。")],
+    )
+
+    assert [claim.text for claim in claims] == ["公司几乎所有收入来自华东地区。"]

@@ -310,3 +310,19 @@ def test_the_real_documents_data_set_reads_files_of_the_shared_corpus():
     answerable = [question for question in dataset.questions if question.answers]
     assert len(answerable) >= 20
     assert len(dataset.questions) - len(answerable) >= 5
+
+
+def test_one_answer_written_as_a_string_is_one_answer(tmp_path):
+    data = documents(tmp_path)
+    data["questions"][0]["answers"] = "25 days"
+
+    report = json.loads(evaluate(tmp_path, data, "--json"))
+
+    (row,) = report["rows"]
+    assert row["answer-hit"] == 1.0
+    (question,) = [
+        q
+        for q in load_dataset(tmp_path / "dataset.json").questions
+        if q.text.startswith("How many days of annual")
+    ]
+    assert question.answers == ("25 days",)

@@ -180,7 +180,10 @@ def files_dataset(
     ]
     questions = []
     for question in raw["questions"]:
-        answers = tuple(str(answer) for answer in question.get("answers") or ())
+        answers = question.get("answers") or ()
+        if isinstance(answers, str):
+            answers = (answers,)
+        answers = tuple(str(answer) for answer in answers)
         document = str(question.get("document", "")) if answers else ""
         if answers and document not in names:
             raise ValueError(f"{question['question']!r} names no listed document.")
