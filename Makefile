@@ -60,6 +60,7 @@ bench: venv
 	$(PY) bench/submit_to_claim.py
 	$(PY) bench/ingestion_throughput.py
 	$(PY) bench/query_latency.py
+	$(PY) bench/publish_stream.py
 	$(PY) bench/script_normalisation.py
 	$(PY) bench/passage_diff.py
 	$(PY) bench/ocr_engines.py

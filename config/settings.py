@@ -438,6 +438,10 @@ SEARCH_SNAPSHOT_DIR = env("SEARCH_SNAPSHOT_DIR", default=str(VAR_DIR / "snapshot
 # candidates come from an approximate index (retrieval/vector_index.py) instead of
 # scoring every row: where exact search crosses the latency target (docs/benchmarks.md).
 SEARCH_ANN_MIN_CHUNKS = env.int("SEARCH_ANN_MIN_CHUNKS", default=200_000)
+# A publish appends to a knowledge base's snapshot (writing only the new rows)
+# until the rows appended and those no longer published pass this share of its
+# rows; then the snapshot is built and stored whole again (retrieval/index.py).
+SEARCH_APPEND_SHARE = env.float("SEARCH_APPEND_SHARE", default=0.1)
 
 # --- Answers ---
 # "extractive" (local, answers with the sources' own sentences) or

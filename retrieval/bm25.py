@@ -11,6 +11,11 @@ still lift to the `count`-th best, found in their posting lists by binary search
 the same as scoring every row; a question's common words (a particle in most
 chunks) then cost a binary search per candidate instead of a pass over the index.
 
+A snapshot brought up to date by appending (`Segments`) is scored as one index:
+the appended rows' postings follow the base's, and rows no longer published are
+left out of the scores and of the statistics (row count, average length, each
+term's document frequency), so the scores are those of an index built anew.
+
 No Django here.
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -92,11 +98,102 @@ class Postings:
         )
 
 
+@dataclass
+class Segments:
+    """Postings made at different times, scored as one index: the base's and
+    those of the rows appended since (their rows numbered after the base's), less
+    the `removed` rows (sorted), whose postings stay until the next rebuild;
+    `removed_frequencies[p][t]` is how many removed rows hold term t of part p."""
+
+    parts: tuple[Postings, ...]
+    lengths: np.ndarray
+    removed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    removed_frequencies: tuple[np.ndarray, ...] = ()
+
+    @classmethod
+    def of(cls, postings: Postings | Segments, lengths: np.ndarray) -> Segments:
+        if isinstance(postings, Segments):
+            return postings
+        return cls((postings,), lengths)
+
+    @cached_property
+    def size(self) -> int:
+        """Rows searched."""
+        return len(self.lengths) - len(self.removed)
+
+    @cached_property
+    def average(self) -> float:
+        lengths = self.lengths
+        if len(self.removed):
+            lengths = np.delete(np.asarray(lengths), self.removed)
+        return (float(lengths.mean()) if len(lengths) else 0.0) or 1.0
+
+    def frequency(self, hashed: int) -> int:
+        """How many rows searched hold the term."""
+        return sum(end - start for _, start, end in self._slices(hashed)) - sum(
+            int(self.removed_frequencies[part][term])
+            for part, term in self._terms(hashed)
+            if self.removed_frequencies
+        )
+
+    def _terms(self, hashed: int) -> list[tuple[int, int]]:
+        found = []
+        for part, postings in enumerate(self.parts):
+            term = postings.term(hashed)
+            if term is not None:
+                found.append((part, term))
+        return found
+
+    def _slices(self, hashed: int) -> list[tuple[int, int, int]]:
+        return [
+            (
+                part,
+                int(self.parts[part].starts[term]),
+                int(self.parts[part].starts[term + 1]),
+            )
+            for part, term in self._terms(hashed)
+        ]
+
+    def postings_of(
+        self, slices: tuple[tuple[int, int, int], ...]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows (ascending) and counts of a term's slices of the parts."""
+        if len(slices) == 1:
+            part, start, end = slices[0]
+            postings = self.parts[part]
+            return postings.rows[start:end], postings.counts[start:end]
+        return (
+            np.concatenate([self.parts[p].rows[s:e] for p, s, e in slices]),
+            np.concatenate([self.parts[p].counts[s:e] for p, s, e in slices]),
+        )
+
+    def forget_removed(self, scores: np.ndarray) -> None:
+        """Zero the scores of removed rows (`scores` has one per row)."""
+        if len(self.removed):
+            scores[self.removed] = 0
+
+
+def removed_frequencies(
+    postings: Postings, removed: np.ndarray, size: int
+) -> np.ndarray:
+    """For each term of `postings`, how many of the `removed` rows (of `size`
+    rows in all) hold it."""
+    if not len(postings.hashes):
+        return np.zeros(0, dtype=np.int32)
+    gone = np.zeros(size, dtype=np.int32)
+    gone[removed] = 1
+    return np.add.reduceat(gone[postings.rows], postings.starts[:-1]).astype(np.int32)
+
+
 @dataclass(frozen=True)
 class _QueryTerm:
-    start: int
-    end: int
+    slices: tuple[tuple[int, int, int], ...]  # (part, start, end) of its postings
     weight: float  # its count in the question times its idf
+
+    @property
+    def length(self) -> int:
+        """Its postings, removed rows' included."""
+        return sum(end - start for _, start, end in self.slices)
 
     @property
     def bound(self) -> float:
@@ -104,18 +201,21 @@ class _QueryTerm:
         return self.weight * (BM25_K1 + 1)
 
 
-def _query_terms(postings: Postings, size: int, tokens: list[str]) -> list[_QueryTerm]:
+def _query_terms(segments: Segments, tokens: list[str]) -> list[_QueryTerm]:
     """The question's terms the index holds, rarest first."""
     terms = []
     for token, query_count in Counter(tokens).items():
-        term_id = postings.term(term_hash(token))
-        if term_id is None:
+        hashed = term_hash(token)
+        slices = tuple(segments._slices(hashed))
+        if not slices:
             continue
-        start, end = (int(x) for x in postings.starts[term_id : term_id + 2])
-        frequency = end - start
+        frequency = segments.frequency(hashed)
+        if frequency <= 0:
+            continue  # held by removed rows only
+        size = segments.size
         idf = np.log1p((size - frequency + 0.5) / (frequency + 0.5))
-        terms.append(_QueryTerm(start, end, float(query_count * idf)))
-    terms.sort(key=lambda term: (term.end - term.start, term.start))
+        terms.append(_QueryTerm(slices, float(query_count * idf)))
+    terms.sort(key=lambda term: (term.length, term.slices))
     return terms
 
 
@@ -131,33 +231,34 @@ def _contribution(
     return term.weight * counts * (BM25_K1 + 1) / (counts + norm)
 
 
-def _average(lengths: np.ndarray) -> float:
-    return (float(lengths.mean()) if len(lengths) else 0.0) or 1.0
-
-
-def scores(postings: Postings, lengths: np.ndarray, tokens: list[str]) -> np.ndarray:
+def scores(
+    postings: Postings | Segments, lengths: np.ndarray, tokens: list[str]
+) -> np.ndarray:
     """BM25 score of every row (zeros where no query term occurs)."""
-    size = len(lengths)
-    result = np.zeros(size, dtype=np.float32)
-    average = _average(lengths)
-    for term in _query_terms(postings, size, tokens):
-        rows = postings.rows[term.start : term.end]
-        counts = postings.counts[term.start : term.end]
-        result[rows] += _contribution(lengths, average, term, rows, counts)
+    segments = Segments.of(postings, lengths)
+    result = np.zeros(len(lengths), dtype=np.float32)
+    for term in _query_terms(segments, tokens):
+        rows, counts = segments.postings_of(term.slices)
+        result[rows] += _contribution(lengths, segments.average, term, rows, counts)
+    segments.forget_removed(result)
     return result
 
 
 def at(
-    postings: Postings, lengths: np.ndarray, tokens: list[str], rows: np.ndarray
+    postings: Postings | Segments,
+    lengths: np.ndarray,
+    tokens: list[str],
+    rows: np.ndarray,
 ) -> np.ndarray:
-    """BM25 scores of the given rows only."""
+    """BM25 scores of the given rows only (rows searched)."""
     rows = np.asarray(rows, dtype=np.int64)
-    terms = _query_terms(postings, len(lengths), tokens)
-    return _scores_at(postings, lengths, _average(lengths), terms, rows)
+    segments = Segments.of(postings, lengths)
+    terms = _query_terms(segments, tokens)
+    return _scores_at(segments, lengths, segments.average, terms, rows)
 
 
 def _scores_at(
-    postings: Postings,
+    segments: Segments,
     lengths: np.ndarray,
     average: float,
     terms: list[_QueryTerm],
@@ -165,29 +266,30 @@ def _scores_at(
 ) -> np.ndarray:
     result = np.zeros(len(rows), dtype=np.float32)
     for term in terms:
-        term_rows = postings.rows[term.start : term.end]
+        term_rows, term_counts = segments.postings_of(term.slices)
         at = np.searchsorted(term_rows, rows)
         inside = at < len(term_rows)
         held = np.zeros(len(rows), dtype=bool)
         held[inside] = term_rows[at[inside]] == rows[inside]
         if not held.any():
             continue
-        counts = postings.counts[term.start + at[held]]
+        counts = term_counts[at[held]]
         result[held] += _contribution(lengths, average, term, rows[held], counts)
     return result
 
 
 def top(
-    postings: Postings, lengths: np.ndarray, tokens: list[str], count: int
+    postings: Postings | Segments, lengths: np.ndarray, tokens: list[str], count: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rows of the `count` best scores above 0, and those scores."""
+    segments = Segments.of(postings, lengths)
     size = len(lengths)
-    terms = _query_terms(postings, size, tokens)
-    average = _average(lengths)
+    terms = _query_terms(segments, tokens)
+    average = segments.average
     result = np.zeros(size, dtype=np.float32)
     remaining = sum(term.bound for term in terms)
     for index, term in enumerate(terms):
-        if index and term.end - term.start > size * LONG_LIST_SHARE:
+        if index and term.length > size * LONG_LIST_SHARE:
             scored = np.flatnonzero(result)
             if len(scored) >= count:
                 partial = result[scored]
@@ -198,12 +300,12 @@ def top(
                     hopeful = partial + remaining >= kth
                     rows, partial = scored[hopeful], partial[hopeful]
                     partial += _scores_at(
-                        postings, lengths, average, terms[index:], rows
+                        segments, lengths, average, terms[index:], rows
                     )
                     return _best(rows, partial, count)
-        rows = postings.rows[term.start : term.end]
-        counts = postings.counts[term.start : term.end]
+        rows, counts = segments.postings_of(term.slices)
         result[rows] += _contribution(lengths, average, term, rows, counts)
+        segments.forget_removed(result)  # a removed row is never a candidate
         remaining -= term.bound
     return _best(np.arange(size), result, count)
 

@@ -7,17 +7,22 @@ inverted index (postings sorted by term). It is tied to the knowledge base's
 current versions (one small query) and refreshes stale snapshots first, so a publish
 in any process is visible to every process on its next query.
 
-Refreshing is incremental: chunks of documents no longer published are dropped
-from the arrays, and only chunks of newly published documents are read. Nothing is
-tokenized here: each chunk's terms and vector were made at ingestion and are read
-as arrays (`retrieval.terms`); only chunks made by another tokenizer are tokenized
-again, until `reindex_chunks` rewrites them. Only published chunks ever enter a
+Refreshing is incremental (`refresh`): only chunks of newly published documents
+are read, and appended to the snapshot, until the rows appended and left out pass
+`SEARCH_APPEND_SHARE`; then it is built in one piece again. Nothing is tokenized
+here: each chunk's terms and vector were made at ingestion and are read as arrays
+(`retrieval.terms`); only chunks made by another tokenizer are tokenized again,
+until `reindex_chunks` rewrites them. Only published chunks ever enter a
 snapshot, so visibility is decided before anything is scored.
 
 With `SEARCH_SNAPSHOT_DIR` set, the processes of a host share each version of a
 snapshot as memory-mapped files (`snapshot_files`): one of them builds it, all of
-them map it. The process that writes a new version does not make its query wait
-for the files: it answers from its own snapshot brought up to date in memory
+them map it. A version brought up to date by appending is stored as its
+appended rows beside the base's files, before the query is answered (they are
+few); past the share, the process that stored it builds the same version whole
+in the background (`compactions`), and the next publish appends to that. A
+version built in one piece in a query is written whole: the process that writes
+it does not make its query wait for the files, it answers from its own copy
 while a thread writes them (`snapshot_saves`).
 
 Past `SEARCH_ANN_MIN_CHUNKS` a refresh carries the approximate vector index of
@@ -30,7 +35,6 @@ import dataclasses
 import hashlib
 import logging
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,201 +43,41 @@ from django.db.models import Count, Max
 
 from documents.models import Document, DocumentStatus, KnowledgeBase
 
-from . import snapshot_files, vector_index
-from .bm25 import Postings
+from . import refresh, snapshot_files, vector_index
+from .compactions import Compactions
 from .embeddings import get_embedder
 from .index_builds import IndexBuilds, wants_index
-from .models import Chunk
-from .snapshot import Snapshot, document_runs
+from .snapshot import Snapshot
 from .snapshot_saves import SnapshotSaves
-from .terms import TOKENIZER, chunk_terms, decode
+from .terms import TOKENIZER
 
 logger = logging.getLogger(__name__)
 
 
-def _empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Snapshot:
-    return Snapshot(
-        knowledge_base_id=knowledge_base_id,
-        version=version,
-        dimension=dimension,
-        chunk_ids=np.zeros(0, dtype=np.int64),
-        document_ids=np.zeros(0, dtype=object),
-        ordinals=np.zeros(0, dtype=np.int32),
-        lengths=np.zeros(0, dtype=np.float32),
-        folds=np.zeros(0, dtype=bool),
-        matrix=np.zeros((0, dimension), dtype=np.float32),
-        postings=Postings(),
-    )
-
-
 def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
-    """A new snapshot at `version`: drop unpublished documents, add new ones."""
-    published = set(
-        Document.objects.filter(
-            knowledge_base_id=snapshot.knowledge_base_id,
-            status=DocumentStatus.PUBLISHED,
-        ).values_list("id", flat=True)
-    )
-    starts, documents = document_runs(snapshot.document_ids)
-    kept = np.fromiter(
-        (document_id in published for document_id in documents),
-        dtype=bool,
-        count=len(documents),
-    )
-    keep = np.repeat(kept, np.diff(np.append(starts, snapshot.size)))
-    known = set(documents[kept])
-    added = _added_rows(snapshot.knowledge_base_id, published - known)
-
-    # Keep the surviving rows, renumbered; add the new ones after them. When
-    # none goes (a new document published), the rows are copied once, not twice.
-    dropped = not keep.all()
-
-    def kept_rows(array: np.ndarray) -> np.ndarray:
-        return array[keep] if dropped else array
-
-    new_index = np.full(snapshot.size, -1, dtype=np.int64)
-    new_index[keep] = np.arange(int(keep.sum()))
-    entries = snapshot.postings.entries()
-    if dropped:
-        hashes, rows, counts = entries
-        survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
-        entries = (
-            hashes[survivors],
-            new_index[rows[survivors]].astype(np.int32),
-            counts[survivors],
-        )
-    base = int(keep.sum())
-    refreshed = Snapshot(
-        knowledge_base_id=snapshot.knowledge_base_id,
-        version=version,
-        dimension=snapshot.dimension,
-        chunk_ids=np.concatenate([kept_rows(snapshot.chunk_ids), added.chunk_ids]),
-        document_ids=np.concatenate(
-            [kept_rows(snapshot.document_ids), added.document_ids]
-        ),
-        ordinals=np.concatenate([kept_rows(snapshot.ordinals), added.ordinals]),
-        lengths=np.concatenate([kept_rows(snapshot.lengths), added.lengths]),
-        folds=np.concatenate([kept_rows(snapshot.folds), added.folds]),
-        matrix=np.concatenate(
-            [kept_rows(snapshot.matrix), added.matrix(snapshot.dimension)]
-        ),
-        postings=Postings.merged(
-            entries, added.hashes, added.rows + base, added.counts
-        ),
-        stale=snapshot.stale + added.stale,
-    )
-    if refreshed.size >= settings.SEARCH_ANN_MIN_CHUNKS:
-        refreshed.approximate = vector_index.carried(
-            snapshot.approximate, new_index, refreshed.size
-        )
-    return refreshed
+    """`snapshot` at `version`, built in one piece."""
+    return refresh.rebuilt(snapshot, version, refresh.changes(snapshot))
 
 
-@dataclass
-class _Added:
-    """The published chunks a refresh adds, as arrays (rows numbered from 0)."""
-
-    chunk_ids: np.ndarray
-    document_ids: np.ndarray
-    ordinals: np.ndarray
-    lengths: np.ndarray
-    folds: np.ndarray
-    hashes: np.ndarray
-    rows: np.ndarray
-    counts: np.ndarray
-    embeddings: list[bytes]
-    models: list[str]
-    stale: int
-
-    def matrix(self, dimension: int) -> np.ndarray:
-        """Their vectors. Vectors of another embedder are never compared: those
-        rows score 0 by cosine (and are still found by keyword) until the
-        document is ingested again or `reindex_chunks` embeds them anew."""
-        model = get_embedder().name
-        size = dimension * 4
-        usable = [
-            embedding if name == model and len(embedding) == size else bytes(size)
-            for embedding, name in zip(self.embeddings, self.models, strict=True)
-        ]
-        joined = b"".join(usable)
-        return (
-            np.frombuffer(joined, dtype="<f4").astype(np.float32).reshape(-1, dimension)
-        )
-
-
-def _added_rows(knowledge_base_id: str, document_ids: set) -> _Added:
-    """The chunks of these published documents, read as stored: their terms were
-    made at ingestion; chunks made by another tokenizer are tokenized here."""
-    rows = list(
-        Chunk.objects.filter(
-            knowledge_base_id=knowledge_base_id,
-            document_id__in=document_ids,
-            document__status=DocumentStatus.PUBLISHED,
-        )
-        .order_by("document_id", "ordinal")
-        .values_list(
-            "id",
-            "document_id",
-            "ordinal",
-            "embedding",
-            "embedding_model",
-            "terms",
-            "term_count",
-            "folds",
-            "tokenizer",
-        )
-    )
-    model = get_embedder().name
-    stale = [row[0] for row in rows if row[8] != TOKENIZER]
-    remade = {}
-    if stale:
-        logger.warning(
-            "%s chunks of knowledge base %s were made by another tokenizer and are "
-            "tokenized at every snapshot build; run manage.py reindex_chunks",
-            len(stale),
-            knowledge_base_id,
-        )
-        texts = Chunk.objects.filter(pk__in=stale).values_list(
-            "id", "text", "heading_path"
-        )
-        remade = {
-            pk: chunk_terms(text, headings) for pk, text, headings in texts.iterator()
-        }
-    hash_parts, count_parts, sizes, lengths, folded = [], [], [], [], []
-    for pk, _, _, _, _, blob, length, folds_flag, _ in rows:
-        if pk in remade:
-            blob, length, folds_flag = (
-                remade[pk].terms,
-                remade[pk].length,
-                remade[pk].folds,
-            )
-        hashes, counts = decode(bytes(blob))
-        hash_parts.append(hashes)
-        count_parts.append(counts)
-        sizes.append(len(hashes))
-        lengths.append(length)
-        folded.append(folds_flag)
-    return _Added(
-        chunk_ids=np.array([row[0] for row in rows], dtype=np.int64),
-        document_ids=np.array([row[1] for row in rows], dtype=object),
-        ordinals=np.array([row[2] for row in rows], dtype=np.int32),
-        lengths=np.array(lengths, dtype=np.float32),
-        folds=np.array(folded, dtype=bool),
-        hashes=np.concatenate(hash_parts) if hash_parts else np.zeros(0, np.int64),
-        rows=np.repeat(np.arange(len(rows), dtype=np.int32), sizes),
-        counts=np.concatenate(count_parts) if count_parts else np.zeros(0, np.uint16),
-        embeddings=[bytes(row[3]) for row in rows],
-        models=[row[4] for row in rows],
-        stale=sum(pk in remade or name != model for pk, _, _, _, name, *_ in rows),
-    )
-
-
-def _next(snapshot: Snapshot | None, knowledge_base_id: str, version: int) -> Snapshot:
-    """`snapshot` brought to `version`, or built anew when it cannot be."""
-    dimension = get_embedder().dimension
-    if snapshot is None or snapshot.dimension != dimension or snapshot.stale:
-        snapshot = _empty_snapshot(knowledge_base_id, -1, dimension)
-    return _refreshed(snapshot, version)
+def _next(
+    snapshot: Snapshot | None,
+    knowledge_base_id: str,
+    version: int,
+    *,
+    append: bool = True,
+) -> Snapshot:
+    """`snapshot` brought to `version`: by appending when `append` and it stays
+    within SEARCH_APPEND_SHARE, else built in one piece (anew when it cannot
+    be brought up to date)."""
+    if not _refreshable(snapshot):
+        empty = refresh.empty_snapshot(knowledge_base_id, -1, get_embedder().dimension)
+        return _refreshed(empty, version)
+    if not append:
+        return _refreshed(snapshot, version)
+    changes = refresh.changes(snapshot)
+    if refresh.appendable(snapshot, changes):
+        return refresh.appended(snapshot, version, changes)
+    return refresh.rebuilt(snapshot, version, changes)
 
 
 def _shared_root() -> Path | None:
@@ -277,10 +121,10 @@ def _built_and_stored(
     """The stored version `name`, mapped; built and stored by this process
     unless another process of the host does it first (this one waits for it)."""
     with snapshot_files.build_lock(root, knowledge_base_id):
-        stored = snapshot_files.load(root, knowledge_base_id, name)
+        stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
         if stored is not None:
             return stored
-        built = _next(snapshot, knowledge_base_id, version)
+        built = _next(snapshot, knowledge_base_id, version, append=False)
         if built.stale:
             return built  # rebuilt at every version until reindexed: not shared
         folder = snapshot_files.folder(root, knowledge_base_id)
@@ -301,6 +145,7 @@ class SnapshotCache:
         self._guard = threading.Lock()
         self._index_builds = IndexBuilds(self._hand_over)
         self._saves = SnapshotSaves()
+        self._compactions = Compactions(self._compacted)
 
     def snapshots(self, knowledge_base_ids: list[str]) -> list[Snapshot]:
         versions = dict(
@@ -405,14 +250,18 @@ class SnapshotCache:
         copy at once and writes the files in the background; the others wait for
         the files and map them."""
         name = snapshot_files.version_name(version, _fingerprint(knowledge_base_id))
-        stored = snapshot_files.load(root, knowledge_base_id, name)
+        stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
         if stored is not None:
             return stored
         if not _refreshable(snapshot):
             return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
+        if snapshot.base_name and not self._saves.writing(knowledge_base_id):
+            appended = self._appended_and_stored(root, snapshot, version, name)
+            if appended is not None:
+                return appended
         if self._saves.writing(knowledge_base_id):
             # This process writes an older version: this one is written next.
-            refreshed = _next(snapshot, knowledge_base_id, version)
+            refreshed = _next(snapshot, knowledge_base_id, version, append=False)
             refreshed.awaiting = "" if refreshed.stale else name
             self._put(refreshed)
             if refreshed.stale or self._saves.queue(refreshed, self._saved):
@@ -422,8 +271,10 @@ class SnapshotCache:
         if held is None:
             return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
         try:
-            stored = snapshot_files.load(root, knowledge_base_id, name)
-            refreshed = stored or _next(snapshot, knowledge_base_id, version)
+            stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
+            refreshed = stored or _next(
+                snapshot, knowledge_base_id, version, append=False
+            )
         except BaseException:
             held.release()
             raise
@@ -434,6 +285,64 @@ class SnapshotCache:
         self._put(refreshed)  # before its write can end
         self._saves.start(held, root, refreshed, self._saved)
         return refreshed
+
+    def _appended_and_stored(
+        self, root: Path, snapshot: Snapshot, version: int, name: str
+    ) -> Snapshot | None:
+        """`snapshot` brought to `version` by appending, its appended rows
+        stored as `name` (a few rows: written before answering); None when it is
+        to be built whole now (far past SEARCH_APPEND_SHARE, or its base's files
+        gone). Past the share it is built whole in the background."""
+        knowledge_base_id = snapshot.knowledge_base_id
+        with snapshot_files.build_lock(root, knowledge_base_id):
+            stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
+            if stored is not None:
+                return stored
+            snapshot = self._rebased(root, snapshot)
+            if not snapshot_files.stored(root, knowledge_base_id, snapshot.base_name):
+                return None
+            changes = refresh.changes(snapshot)
+            if not refresh.appendable(snapshot, changes, limit=refresh.HARD_LIMIT):
+                return None
+            appended = refresh.appended(snapshot, version, changes)
+            if appended.stale:
+                return appended  # not to be shared until reindexed
+            folder = snapshot_files.folder(root, knowledge_base_id)
+            approximate = appended.approximate
+            ann_file = vector_index.store(approximate, folder) if approximate else ""
+            snapshot_files.save(root, knowledge_base_id, name, appended, ann_file)
+            snapshot_files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
+            appended.stored_as = name
+        if refresh.past_share(appended):
+            self._put(appended)  # before the compaction can hand over
+            self._compactions.start(root, appended)
+        return appended
+
+    @staticmethod
+    def _rebased(root: Path, snapshot: Snapshot) -> Snapshot:
+        """The host's newest version built whole by a compaction, when it is
+        newer than the snapshot's base (the changes since are appended to it);
+        else `snapshot`."""
+        knowledge_base_id = snapshot.knowledge_base_id
+        newest = snapshot_files.newest_whole(root, knowledge_base_id)
+        if (
+            not newest
+            or not snapshot.base_name
+            or newest == snapshot.base_name
+            or snapshot_files.version_of(newest)
+            <= snapshot_files.version_of(snapshot.base_name)
+        ):
+            return snapshot
+        return snapshot_files.load(root, knowledge_base_id, newest) or snapshot
+
+    def _compacted(self, appended: Snapshot, whole: Snapshot) -> None:
+        """Put the stored whole version in place of the appended one it was
+        built from, unless a newer snapshot took that one's place meanwhile."""
+        self._replaced(appended.knowledge_base_id, appended, whole)
+
+    def wait_for_compactions(self, timeout: float | None = None) -> None:
+        """Until the snapshots being built whole in the background are stored."""
+        self._compactions.wait(timeout)
 
     def _put(self, snapshot: Snapshot) -> None:
         with self._guard:
@@ -475,7 +384,9 @@ class SnapshotCache:
             self._locks.pop(knowledge_base_id, None)
         root = _shared_root()
         if root is not None:
-            self._saves.wait()  # a write under way would bring its folder back
+            # A write under way would bring its folder back.
+            self._saves.wait()
+            self._compactions.wait()
             snapshot_files.discard(root, knowledge_base_id)
 
     def clear(self) -> None:

@@ -154,7 +154,7 @@ class IndexBuilds:
     @staticmethod
     def _built(snapshot: Snapshot) -> vector_index.Approximate:
         started = time.monotonic()
-        built = vector_index.build(np.asarray(snapshot.matrix))
+        built = vector_index.build(np.asarray(snapshot.vectors()))
         logger.info(
             "approximate index built knowledge_base=%s version=%s chunks=%s "
             "seconds=%.1f",

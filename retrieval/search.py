@@ -78,11 +78,11 @@ class TermStatistics:
 
     def __init__(self, snapshots: list[Snapshot]) -> None:
         self.snapshots = snapshots
-        self.size = sum(snapshot.size for snapshot in snapshots)
+        self.size = sum(snapshot.searched for snapshot in snapshots)
 
     def frequency(self, token: str) -> int:
         hashed = term_hash(token)
-        return sum(snapshot.postings.frequency(hashed) for snapshot in self.snapshots)
+        return sum(snapshot.frequency(hashed) for snapshot in self.snapshots)
 
 
 @dataclass

@@ -1,16 +1,22 @@
 """A knowledge base's published chunks as arrays: what a search scores.
 
+A snapshot is its base (the matrix and postings of a build) and, once a publish
+has brought it up to date by appending, the rows appended since, with the rows
+no longer published left out of every score (`removed`) until the next build.
+Per-row arrays (ids, ordinals, lengths, flags) cover every row, base first.
+
 Built and kept current by `retrieval.index`; no Django here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from . import bm25, vector_index
-from .bm25 import Postings
+from .bm25 import Postings, Segments
 
 
 @dataclass
@@ -36,10 +42,77 @@ class Snapshot:
     # for while this process writes it in the background ("": mapped, or not
     # shared).
     awaiting: str = ""
+    # The rows appended since the base: their vectors, their postings (rows
+    # numbered after the base's); None: none appended.
+    appended_matrix: np.ndarray | None = None
+    appended_postings: Postings | None = None
+    # Rows no longer published (sorted), and per term of the base's and the
+    # appended postings how many of them hold it.
+    removed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    removed_frequencies: tuple[np.ndarray, ...] = ()
+    # The stored version whose files hold the base, and the one this snapshot
+    # was read from or stored as ("": not stored).
+    base_name: str = ""
+    stored_as: str = ""
 
     @property
     def size(self) -> int:
         return len(self.chunk_ids)
+
+    @property
+    def searched(self) -> int:
+        """Rows a search scores: the published ones."""
+        return self.size - len(self.removed)
+
+    @property
+    def base_size(self) -> int:
+        return len(self.matrix)
+
+    @property
+    def appended(self) -> int:
+        """Rows appended since the base."""
+        return self.size - self.base_size
+
+    @property
+    def segmented(self) -> bool:
+        return self.appended_postings is not None or len(self.removed) > 0
+
+    @cached_property
+    def segments(self) -> Segments:
+        parts = (self.postings,)
+        if self.appended_postings is not None:
+            parts += (self.appended_postings,)
+        return Segments(parts, self.lengths, self.removed, self.removed_frequencies)
+
+    def frequency(self, hashed: int) -> int:
+        """How many published rows hold the term."""
+        return self.segments.frequency(hashed)
+
+    def base(self) -> Snapshot:
+        """The base's rows alone, as a snapshot (views: nothing is copied)."""
+        if not self.segmented:
+            return self
+        rows = self.base_size
+        return Snapshot(
+            knowledge_base_id=self.knowledge_base_id,
+            version=self.version,
+            dimension=self.dimension,
+            chunk_ids=self.chunk_ids[:rows],
+            document_ids=self.document_ids[:rows],
+            ordinals=self.ordinals[:rows],
+            lengths=self.lengths[:rows],
+            folds=self.folds[:rows],
+            matrix=self.matrix,
+            postings=self.postings,
+            base_name=self.base_name,
+            stored_as=self.base_name,
+        )
+
+    def vectors(self) -> np.ndarray:
+        """Every row's vector, removed rows' included (a copy once appended)."""
+        if self.appended_matrix is None:
+            return self.matrix
+        return np.concatenate([self.matrix, self.appended_matrix])
 
     def nbytes(self) -> int:
         """Memory held by the arrays of this snapshot."""
@@ -52,27 +125,38 @@ class Snapshot:
             + self.matrix.nbytes
             + self.postings.nbytes()
             + (self.approximate.nbytes() if self.approximate else 0)
+            + (self.appended_matrix.nbytes if self.appended_matrix is not None else 0)
+            + (self.appended_postings.nbytes() if self.appended_postings else 0)
+            + self.removed.nbytes
+            + sum(frequencies.nbytes for frequencies in self.removed_frequencies)
         )
 
     def bm25(self, query_tokens: list[str]) -> np.ndarray:
         """BM25 score of every row (zeros where no query term occurs)."""
-        return bm25.scores(self.postings, self.lengths, query_tokens)
+        return bm25.scores(self.segments, self.lengths, query_tokens)
 
     def keyword_top(
         self, query_tokens: list[str], count: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rows of the `count` best BM25 scores above 0, and those scores."""
-        return bm25.top(self.postings, self.lengths, query_tokens, count)
+        return bm25.top(self.segments, self.lengths, query_tokens, count)
 
     def bm25_at(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
         """The BM25 scores of these rows."""
-        return bm25.at(self.postings, self.lengths, query_tokens, rows)
+        return bm25.at(self.segments, self.lengths, query_tokens, rows)
 
     def nearest(
         self, query_vector: np.ndarray, count: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rows of the `count` best cosine scores, and those scores."""
-        return vector_index.nearest(self.matrix, self.approximate, query_vector, count)
+        return vector_index.nearest(
+            self.matrix,
+            self.approximate,
+            query_vector,
+            count,
+            appended=self.appended_matrix,
+            removed=self.removed,
+        )
 
 
 def document_runs(document_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -12,6 +12,13 @@ map it). Older versions are deleted once a newer one is in place: a process
 still mapping one keeps reading it until it moves on (Linux frees unlinked files
 when their last mapping goes).
 
+A version brought up to date by appending (`Snapshot.segmented`) is stored as
+its rows appended since its base and the rows it no longer searches, naming the
+stored version that holds the base: a publish writes its new rows, not the
+whole snapshot again, and a process already at that base reads only those. The
+same version built in one piece again is stored beside it (`whole_name`) and
+becomes the base of the next.
+
 An approximate vector index (`ann-*` files, retrieval.vector_index) is built by
 one process of the host at a time, in the background (`index_lock`), and named
 in `ann.json` with the chunk each of its keys stands for, so that every process
@@ -53,6 +60,12 @@ _ARRAYS = (
     "ann_uncovered",
 )
 _POSTINGS = ("hashes", "starts", "rows", "counts")
+_APPENDED_ARRAYS = (
+    *_ARRAYS,
+    "removed",
+    "removed_in_base",
+    "removed_in_appended",
+)
 
 
 def folder(root: Path, knowledge_base_id: str) -> Path:
@@ -61,6 +74,11 @@ def folder(root: Path, knowledge_base_id: str) -> Path:
 
 def version_name(version: int, fingerprint: str) -> str:
     return f"v{version}-{fingerprint}"
+
+
+def whole_name(name: str) -> str:
+    """The name of stored version `name` built in one piece again."""
+    return f"{name}-whole"
 
 
 @contextlib.contextmanager
@@ -121,6 +139,47 @@ def index_lock(root: Path, knowledge_base_id: str) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def compaction_lock(root: Path, knowledge_base_id: str) -> Iterator[bool]:
+    """Held while one process of the host builds a knowledge base's appended
+    snapshot whole again; yields False at once when another process holds it."""
+    directory = folder(root, knowledge_base_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".compaction-lock", "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def save_newest_whole(root: Path, knowledge_base_id: str, name: str) -> None:
+    """Name `name` (stored) the newest version built whole by a compaction."""
+    pointer = folder(root, knowledge_base_id) / f".whole.json.{os.getpid()}.tmp"
+    pointer.write_text(json.dumps({"name": name}))
+    pointer.rename(folder(root, knowledge_base_id) / "whole.json")
+
+
+def newest_whole(root: Path, knowledge_base_id: str) -> str:
+    """The newest version a compaction built whole ("": none)."""
+    try:
+        pointer = json.loads(
+            (folder(root, knowledge_base_id) / "whole.json").read_text()
+        )
+        return str(pointer["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def version_of(name: str) -> int:
+    """The index version of a stored version's name (`version_name`)."""
+    return int(name[1:].split("-", 1)[0])
+
+
 def remove_index_leftovers(root: Path, knowledge_base_id: str) -> None:
     """Delete the scratch files of index builds that died writing them. Only the
     holder of `index_lock` writes them: call it holding that lock."""
@@ -156,34 +215,96 @@ def newest_index(root: Path, knowledge_base_id: str) -> tuple[str, np.ndarray, s
     return file, keys, pointer.get("made_by", "")
 
 
-def load(root: Path, knowledge_base_id: str, name: str) -> Snapshot | None:
-    """A stored snapshot, its arrays memory-mapped; None when it is not there."""
+def load(
+    root: Path, knowledge_base_id: str, name: str, current: Snapshot | None = None
+) -> Snapshot | None:
+    """A stored snapshot, its arrays memory-mapped; None when it is not there.
+    A version stored as appended rows takes its base from `current` when that
+    is at the same base, else from the base's files."""
     directory = folder(root, knowledge_base_id) / name
     try:
         meta = json.loads((directory / "meta.json").read_text())
+        base_name = meta.pop("base", "")
         arrays = {
             array: np.load(directory / f"{array}.npy", mmap_mode="r")
-            for array in _ARRAYS
+            for array in (_APPENDED_ARRAYS if base_name else _ARRAYS)
         }
     except (OSError, ValueError):
         return None
     postings = Postings(*(arrays.pop(part) for part in _POSTINGS))
     ann_rows, ann_uncovered = arrays.pop("ann_rows"), arrays.pop("ann_uncovered")
-    ann_file = meta.pop("ann_file", "")
-    approximate = None
-    if ann_file:
-        # Gone when a newer index replaced it: the snapshot takes that one up.
-        with contextlib.suppress(OSError):
-            approximate = vector_index.opened(
-                folder(root, knowledge_base_id) / ann_file, ann_rows, ann_uncovered
-            )
+    approximate = _approximate(
+        root, knowledge_base_id, meta.pop("ann_file", ""), ann_rows, ann_uncovered
+    )
     arrays["document_ids"] = _uuids(arrays.pop("document_ids"))
+    if base_name:
+        if current is not None and current.base_name == base_name:
+            base = current.base()
+        else:
+            base = load(root, knowledge_base_id, base_name)
+        if base is None:
+            return None  # its base was deleted: built again
+        appended = _with_appended(base, meta, arrays, postings, approximate)
+        appended.stored_as = name
+        return appended
     return Snapshot(
         knowledge_base_id=knowledge_base_id,
         postings=postings,
         approximate=approximate,
+        base_name=name,
+        stored_as=name,
         **meta,
         **arrays,
+    )
+
+
+def _approximate(
+    root: Path,
+    knowledge_base_id: str,
+    ann_file: str,
+    ann_rows: np.ndarray,
+    ann_uncovered: np.ndarray,
+) -> vector_index.Approximate | None:
+    if not ann_file:
+        return None
+    # Gone when a newer index replaced it: the snapshot takes that one up.
+    with contextlib.suppress(OSError):
+        return vector_index.opened(
+            folder(root, knowledge_base_id) / ann_file, ann_rows, ann_uncovered
+        )
+    return None
+
+
+def _with_appended(
+    base: Snapshot,
+    meta: dict,
+    arrays: dict[str, np.ndarray],
+    postings: Postings,
+    approximate: vector_index.Approximate | None,
+) -> Snapshot:
+    removed = np.asarray(arrays["removed"], dtype=np.int64)
+    return Snapshot(
+        knowledge_base_id=base.knowledge_base_id,
+        version=meta["version"],
+        dimension=meta["dimension"],
+        stale=meta["stale"],
+        chunk_ids=np.concatenate([base.chunk_ids, arrays["chunk_ids"]]),
+        document_ids=np.concatenate([base.document_ids, arrays["document_ids"]]),
+        ordinals=np.concatenate([base.ordinals, arrays["ordinals"]]),
+        lengths=np.concatenate([base.lengths, arrays["lengths"]]),
+        folds=np.concatenate([base.folds, arrays["folds"]]),
+        matrix=base.matrix,
+        postings=base.postings,
+        appended_matrix=arrays["matrix"],
+        appended_postings=postings,
+        removed=removed,
+        removed_frequencies=(
+            (arrays["removed_in_base"], arrays["removed_in_appended"])
+            if len(removed)
+            else ()
+        ),
+        approximate=approximate,
+        base_name=base.base_name,
     )
 
 
@@ -215,7 +336,8 @@ def save(
     root: Path, knowledge_base_id: str, name: str, snapshot: Snapshot, ann_file: str
 ) -> None:
     """Write a snapshot's arrays and fields as `name`, atomically; `ann_file` is
-    its approximate index's file, already stored ("": none)."""
+    its approximate index's file, already stored ("": none). A segmented
+    snapshot is written as its appended rows, naming its stored base."""
     directory = folder(root, knowledge_base_id)
     final = directory / name
     if final.exists():
@@ -223,7 +345,8 @@ def save(
     scratch = directory / f".{name}.{os.getpid()}.tmp"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
-    for array, value in _arrays(snapshot).items():
+    arrays = _appended_arrays(snapshot) if snapshot.segmented else _arrays(snapshot)
+    for array, value in arrays.items():
         np.save(scratch / f"{array}.npy", np.ascontiguousarray(value))
     meta = {
         "version": snapshot.version,
@@ -231,11 +354,17 @@ def save(
         "stale": snapshot.stale,
         "ann_file": ann_file,
     }
+    if snapshot.segmented:
+        meta["base"] = snapshot.base_name
     (scratch / "meta.json").write_text(json.dumps(meta))
     try:
         scratch.rename(final)
     except OSError:  # another process put it there first
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def stored(root: Path, knowledge_base_id: str, name: str) -> bool:
+    return (folder(root, knowledge_base_id) / name / "meta.json").exists()
 
 
 def _arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
@@ -257,13 +386,77 @@ def _arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
     }
 
 
+def _appended_arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
+    base, empty = snapshot.base_size, np.zeros(0, dtype=np.int32)
+    postings = snapshot.appended_postings or Postings()
+    matrix = snapshot.appended_matrix
+    if matrix is None:
+        matrix = np.zeros((0, snapshot.dimension), dtype=np.float32)
+    frequencies = snapshot.removed_frequencies or (empty, empty)
+    approximate, no_rows = snapshot.approximate, np.zeros(0, dtype=np.int64)
+    return {
+        "chunk_ids": snapshot.chunk_ids[base:],
+        "ordinals": snapshot.ordinals[base:],
+        "lengths": snapshot.lengths[base:],
+        "folds": snapshot.folds[base:],
+        "matrix": matrix,
+        "hashes": postings.hashes,
+        "starts": postings.starts,
+        "rows": postings.rows,
+        "counts": postings.counts,
+        "document_ids": _uuid_rows(snapshot.document_ids[base:]),
+        "ann_rows": approximate.rows if approximate else no_rows,
+        "ann_uncovered": approximate.uncovered if approximate else no_rows,
+        "removed": snapshot.removed,
+        "removed_in_base": frequencies[0],
+        "removed_in_appended": frequencies[1],
+    }
+
+
 def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None:
-    """Delete the knowledge base's other stored versions, and the index files
-    (`ann-*`, retrieval.vector_index) other than `keep_file` and the newest."""
+    """Delete the knowledge base's other stored versions (not the base of
+    `keep`), and the index files (`ann-*`, retrieval.vector_index) other than
+    `keep_file` and the newest."""
+    kept = {
+        keep,
+        _base_name(root, knowledge_base_id, keep),
+        newest_whole(root, knowledge_base_id),
+    }
     for entry in folder(root, knowledge_base_id).iterdir():
-        if entry.name != keep and entry.name.startswith("v") and entry.is_dir():
+        older = entry.name.startswith("v") and entry.name not in kept
+        if (older and entry.is_dir()) or _writer_died(entry):
             shutil.rmtree(entry, ignore_errors=True)
     prune_indexes(root, knowledge_base_id, keep_file)
+
+
+def _writer_died(scratch: Path) -> bool:
+    """Whether the process writing this scratch folder (`save`) is gone: killed
+    while it wrote, it left the folder behind."""
+    name = scratch.name
+    pid = (
+        name.rsplit(".", 2)[-2]
+        if name.startswith(".v") and name.endswith(".tmp")
+        else ""
+    )
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False
+
+
+def _base_name(root: Path, knowledge_base_id: str, name: str) -> str:
+    try:
+        meta = json.loads(
+            (folder(root, knowledge_base_id) / name / "meta.json").read_text()
+        )
+    except (OSError, ValueError):
+        return ""
+    return meta.get("base", "")
 
 
 def prune_indexes(root: Path, knowledge_base_id: str, keep_file: str = "") -> None:

@@ -110,18 +110,27 @@ def row_map(old_chunk_ids: np.ndarray, new_chunk_ids: np.ndarray) -> np.ndarray:
 
 
 def nearest(
-    matrix: np.ndarray, approximate: Approximate | None, query: np.ndarray, count: int
+    matrix: np.ndarray,
+    approximate: Approximate | None,
+    query: np.ndarray,
+    count: int,
+    *,
+    appended: np.ndarray | None = None,
+    removed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of the `count` best cosine scores, and those scores, best first."""
+    """The rows of the `count` best cosine scores, and those scores, best first.
+    `appended` holds the vectors of the rows after the matrix's; `removed`
+    rows (sorted) are never returned."""
     query = query.astype(np.float32)
+    vectors = _Rows(matrix, appended)
     if approximate is None:
-        rows = np.arange(len(matrix))
-        scores = matrix @ query if len(matrix) else np.zeros(0, dtype=np.float32)
+        rows = np.arange(vectors.size)
+        scores = vectors.scores(query)
     else:
         # Keys of rows gone take places among the results: ask for more.
         keys_count = len(approximate.rows)
         live = int((approximate.rows >= 0).sum())
-        wanted = max(count, RESCORED)
+        wanted = max(count, RESCORED) + (len(removed) if removed is not None else 0)
         asked = (
             min(int(wanted * keys_count / live * 1.25) + 8, keys_count) if live else 0
         )
@@ -132,12 +141,45 @@ def nearest(
         )
         found = approximate.rows[keys]
         rows = np.concatenate([found[found >= 0], approximate.uncovered])
-        scores = matrix[rows] @ query if len(rows) else np.zeros(0, dtype=np.float32)
+        scores = vectors.scores_at(rows, query)
+    if removed is not None and len(removed):
+        searched = ~np.isin(rows, removed, assume_unique=False)
+        rows, scores = rows[searched], scores[searched]
     if len(rows) > count:
         best = np.argpartition(-scores, count - 1)[:count]
         rows, scores = rows[best], scores[best]
     order = np.argsort(-scores, kind="stable")
     return rows[order], scores[order]
+
+
+class _Rows:
+    """The vectors of a snapshot's rows: the matrix's, then those appended."""
+
+    def __init__(self, matrix: np.ndarray, appended: np.ndarray | None) -> None:
+        self.matrix = matrix
+        self.appended = appended if appended is not None and len(appended) else None
+        self.size = len(matrix) + (
+            len(self.appended) if self.appended is not None else 0
+        )
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        if not self.size:
+            return np.zeros(0, dtype=np.float32)
+        if self.appended is None:
+            return self.matrix @ query
+        return np.concatenate([self.matrix @ query, self.appended @ query])
+
+    def scores_at(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        if not len(rows):
+            return np.zeros(0, dtype=np.float32)
+        if self.appended is None:
+            return self.matrix[rows] @ query
+        base = len(self.matrix)
+        inside = rows < base
+        scores = np.empty(len(rows), dtype=np.float32)
+        scores[inside] = self.matrix[rows[inside]] @ query
+        scores[~inside] = self.appended[rows[~inside] - base] @ query
+        return scores
 
 
 def store(approximate: Approximate, folder: Path) -> str:

@@ -58,7 +58,7 @@ class Warmup:
             chunks = 0
             for knowledge_base_id in knowledge_bases:
                 chunks += sum(
-                    s.size for s in snapshot_cache.snapshots([knowledge_base_id])
+                    s.searched for s in snapshot_cache.snapshots([knowledge_base_id])
                 )
         except Exception:
             self.state = self.FAILED

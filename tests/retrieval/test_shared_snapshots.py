@@ -247,3 +247,28 @@ def test_a_folder_that_cannot_be_written_leaves_search_working(
 
     assert passages
     assert "cannot be shared" in caplog.text
+
+
+def test_a_version_left_half_written_by_a_killed_process_is_deleted(
+    shared, ingest, viewer, knowledge_base
+):
+    ingest(knowledge_base, LEAVE)
+    assert search(user=viewer, question="annual leave").passages
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = shared / f".v9-1-abc.{gone.stdout.strip()}.tmp"
+    alive = shared / ".v9-1-abc.1.tmp"  # pid 1 lives: its writer may go on
+    for scratch in (dead, alive):
+        scratch.mkdir()
+        (scratch / "matrix.npy").write_bytes(b"half")
+
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    assert search(user=viewer, question="hotel costs a night").passages
+    snapshot_cache.wait_for_saves()
+
+    assert not dead.exists()
+    assert alive.exists()

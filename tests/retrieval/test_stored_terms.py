@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 from django.db.models import F
 
 from documents.models import KnowledgeBase
-from retrieval import index, terms
+from retrieval import index, refresh, terms
 from retrieval.index import snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
@@ -77,7 +77,7 @@ def test_a_snapshot_build_tokenizes_nothing(ingest, knowledge_base, monkeypatch)
     def refuse(text):
         raise AssertionError("a snapshot build tokenized a chunk")
 
-    monkeypatch.setattr(index, "chunk_terms", refuse)
+    monkeypatch.setattr(refresh, "chunk_terms", refuse)
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
 
     assert snapshot.size == Chunk.objects.count()
