@@ -67,10 +67,14 @@ def changes(snapshot: Snapshot) -> Changes:
             status=DocumentStatus.PUBLISHED,
         ).values_list("id", flat=True)
     )
-    starts, documents = document_runs(snapshot.document_ids)
     searched = np.ones(snapshot.size, dtype=bool)
     searched[snapshot.removed] = False
-    # A document's rows are all searched or all removed.
+    starts, _ = snapshot.document_runs()
+    # A document removed and published again may have rows on either side.
+    flips = np.flatnonzero(searched[1:] != searched[:-1]) + 1
+    if len(flips):
+        starts = np.union1d(starts, flips)
+    documents = snapshot.document_ids[starts]
     kept = searched[starts] & np.fromiter(
         (document_id in published for document_id in documents),
         dtype=bool,
@@ -146,6 +150,7 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         stale=snapshot.stale + added.stale,
         approximate=None,
         awaiting="",
+        runs=_appended_runs(snapshot, added.document_ids),
     )
     if size >= settings.SEARCH_ANN_MIN_CHUNKS and snapshot.approximate is not None:
         new_row = np.arange(snapshot.size, dtype=np.int64)
@@ -155,6 +160,18 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
             carried, uncovered=np.setdiff1d(carried.uncovered, removed)
         )
     return refreshed
+
+
+def _appended_runs(
+    snapshot: Snapshot, document_ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The snapshot's document runs, then those of rows appended to it."""
+    starts, documents = snapshot.document_runs()
+    more, others = document_runs(document_ids)
+    return (
+        np.concatenate([starts, more + snapshot.size]),
+        np.concatenate([documents, others]),
+    )
 
 
 def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:

@@ -54,6 +54,8 @@ class Snapshot:
     # was read from or stored as ("": not stored).
     base_name: str = ""
     stored_as: str = ""
+    # `document_runs()`, once made.
+    runs: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def size(self) -> int:
@@ -88,11 +90,28 @@ class Snapshot:
         """How many published rows hold the term."""
         return self.segments.frequency(hashed)
 
+    def document_runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The first row of each run of one document's rows, and that document
+        (the base's rows, then the appended ones), made once per snapshot."""
+        if self.runs is None:
+            base = self.base_size
+            starts, documents = document_runs(self.document_ids[:base])
+            if self.appended:
+                more, others = document_runs(self.document_ids[base:])
+                starts = np.concatenate([starts, more + base])
+                documents = np.concatenate([documents, others])
+            self.runs = (starts, documents)
+        return self.runs
+
     def base(self) -> Snapshot:
         """The base's rows alone, as a snapshot (views: nothing is copied)."""
         if not self.segmented:
             return self
         rows = self.base_size
+        runs = None
+        if self.runs is not None:
+            base_runs = self.runs[0] < rows
+            runs = (self.runs[0][base_runs], self.runs[1][base_runs])
         return Snapshot(
             knowledge_base_id=self.knowledge_base_id,
             version=self.version,
@@ -106,6 +125,7 @@ class Snapshot:
             postings=self.postings,
             base_name=self.base_name,
             stored_as=self.base_name,
+            runs=runs,
         )
 
     def vectors(self) -> np.ndarray:

@@ -283,6 +283,13 @@ def _with_appended(
     approximate: vector_index.Approximate | None,
 ) -> Snapshot:
     removed = np.asarray(arrays["removed"], dtype=np.int64)
+    runs = None
+    if base.runs is not None:  # the base's are known: only the new rows' are made
+        more, others = document_runs(arrays["document_ids"])
+        runs = (
+            np.concatenate([base.runs[0], more + base.size]),
+            np.concatenate([base.runs[1], others]),
+        )
     return Snapshot(
         knowledge_base_id=base.knowledge_base_id,
         version=meta["version"],
@@ -305,6 +312,7 @@ def _with_appended(
         ),
         approximate=approximate,
         base_name=base.base_name,
+        runs=runs,
     )
 
 

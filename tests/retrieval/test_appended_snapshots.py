@@ -10,7 +10,9 @@ import shutil
 
 import numpy as np
 import pytest
+from django.db.models import F
 
+from documents.models import Document, KnowledgeBase
 from retrieval import bm25, vector_index
 from retrieval.bm25 import Postings, Segments
 from retrieval.index import SnapshotCache, snapshot_cache
@@ -442,3 +444,34 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
     assert_searches_alike(theirs, current())
     snapshot_cache.clear()
     assert_searches_alike(theirs, current())
+
+
+def test_a_document_published_again_is_appended_once(
+    appending, shared, ingest, viewer, knowledge_base
+):
+    # Archived is final for a document; a restored database can still bring one back.
+    ingest(knowledge_base, LEAVE, filename="leave.md")
+    current()
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+    assert current().appended  # its rows and those it comes back with: adjacent
+
+    def publish_as(status, cache=snapshot_cache):
+        Document.objects.filter(pk=hotel.pk).update(status=status)
+        KnowledgeBase.objects.filter(pk="kb-company").update(
+            index_version=F("index_version") + 1
+        )
+        return cache.snapshots(["kb-company"])[0]
+
+    publish_as("archived")
+    again = publish_as("published")
+    other = SnapshotCache()  # reads the stored rows: their runs made anew
+    assert other.snapshots(["kb-company"])[0].appended == again.appended
+    later = publish_as("published", other)  # nothing changed but the version
+
+    hotel_rows = Chunk.objects.filter(document=hotel).count()
+    assert again.appended == 2 * hotel_rows
+    assert later.appended == again.appended  # not appended at every version
+    found = search(user=viewer, question="hotel costs a night").passages
+    assert found[0].document_id == hotel.pk
+    snapshot_cache.clear()
+    assert_searches_alike(later, current())
