@@ -21,6 +21,20 @@ def _fresh_snapshots():
 
 
 @pytest.fixture
+def shared(settings, tmp_path):
+    """Snapshots shared through files, as the processes of a host share them;
+    returns the knowledge base `kb-company`'s folder."""
+    settings.SEARCH_SNAPSHOT_DIR = str(tmp_path / "snapshots")
+    return tmp_path / "snapshots" / "kb-company"
+
+
+@pytest.fixture
+def appending(settings):
+    """Every publish appends to the snapshot, however many rows it adds."""
+    settings.SEARCH_APPEND_SHARE = 1.0
+
+
+@pytest.fixture
 def ingest(member):
     """Ingest `content` into `kb` through the real worker; publish unless told not to.
 

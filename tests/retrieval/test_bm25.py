@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrieval import bm25
-from retrieval.bm25 import Postings
+from retrieval.bm25 import Postings, Segments
 from retrieval.terms import term_hash
 
 WORDS = [f"w{i}" for i in range(200)]
@@ -98,3 +98,60 @@ def test_rows_stay_ascending_within_a_term_through_publishes():
     for term in range(len(merged.hashes)):
         term_rows = merged.rows[merged.starts[term] : merged.starts[term + 1]]
         assert np.all(np.diff(term_rows) > 0)
+
+
+def split(postings: Postings, at: int) -> tuple[Postings, Postings]:
+    """The postings of rows before `at`, and those of the rows from `at` on."""
+    hashes, rows, counts = postings.entries()
+    parts = []
+    for inside in (rows < at, rows >= at):
+        parts.append(
+            Postings.merged(
+                Postings().entries(), hashes[inside], rows[inside], counts[inside]
+            )
+        )
+    return parts[0], parts[1]
+
+
+def test_segments_score_as_the_index_of_the_rows_searched():
+    postings, lengths = random_index(700, seed=8)
+    base, appended = split(postings, 600)
+    removed = np.arange(3, 700, 9, dtype=np.int64)
+    segments = Segments(
+        (base, appended),
+        lengths,
+        removed,
+        tuple(
+            bm25.removed_frequencies(part, removed, 700) for part in (base, appended)
+        ),
+    )
+    # The index built anew: the rows searched, renumbered.
+    keep = np.ones(700, dtype=bool)
+    keep[removed] = False
+    new_row = np.cumsum(keep) - 1
+    hashes, rows, counts = postings.entries()
+    inside = keep[rows]
+    anew = Postings.merged(
+        Postings().entries(),
+        hashes[inside],
+        new_row[rows[inside]].astype(np.int32),
+        counts[inside],
+    )
+    rng = np.random.default_rng(9)
+    for _ in range(100):
+        question = [WORDS[w] for w in rng.integers(0, 80, size=rng.integers(1, 8))]
+        question += ["w0"]
+        expected = bm25.scores(anew, lengths[keep], question)
+
+        scores = bm25.scores(segments, lengths, question)
+        rows_found, top_scores = bm25.top(segments, lengths, question, 20)
+
+        assert np.allclose(scores[keep], expected, rtol=1e-5)
+        assert not scores[removed].any()
+        assert not set(rows_found.tolist()) & set(removed.tolist())
+        best = np.sort(expected)[::-1][:20]
+        assert np.allclose(np.sort(top_scores)[::-1], best[best > 0], rtol=1e-5)
+        some = np.flatnonzero(keep)[::13]
+        assert np.allclose(
+            bm25.at(segments, lengths, question, some), scores[some], rtol=1e-5
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
@@ -15,18 +16,18 @@ from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
 from tests.conftest import REPO
+from tests.retrieval.snapshot_checks import (
+    LEAVE_2,
+    assert_searches_alike,
+    current,
+    meta,
+)
 
 pytestmark = pytest.mark.django_db
 
 LEAVE = b"# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n"
 HOTEL = b"# Hotels\n\nHotel costs are refunded up to 150 euros a night.\n"
 TRAIN = b"# Trains\n\nTrain tickets are booked in second class.\n"
-
-
-@pytest.fixture
-def shared(settings, tmp_path):
-    settings.SEARCH_SNAPSHOT_DIR = str(tmp_path / "snapshots")
-    return tmp_path / "snapshots" / "kb-company"
 
 
 def stored_versions(folder) -> list[str]:
@@ -272,3 +273,65 @@ def test_a_version_left_half_written_by_a_killed_process_is_deleted(
 
     assert not dead.exists()
     assert alive.exists()
+
+
+def test_a_shared_version_is_stored_as_its_appended_rows(
+    appending, shared, ingest, knowledge_base
+):
+    first = ingest(knowledge_base, LEAVE, filename="leave.md")
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    base = current()
+    [base_name] = stored_versions(shared)
+
+    ingest(knowledge_base, TRAIN, filename="train.md")
+    appended = current()
+
+    assert not appended.awaiting  # stored before the query was answered
+    versions = stored_versions(shared)
+    assert len(versions) == 2
+    [delta] = [name for name in versions if name != base_name]
+    assert meta(shared, delta)["base"] == base_name
+    train_rows = Chunk.objects.filter(document__filename="train.md").count()
+    assert np.load(shared / delta / "matrix.npy").shape[0] == train_rows
+    assert appended.matrix is base.matrix
+
+    other = SnapshotCache().snapshots(["kb-company"])[0]  # another process's
+    assert isinstance(other.matrix, np.memmap)  # the base's files, mapped
+    assert list(other.chunk_ids) == list(appended.chunk_ids)
+    assert_searches_alike(other, appended)
+
+    # The next one replaces the delta (its rows since the base), keeps the base.
+    ingest(
+        knowledge_base,
+        LEAVE_2,
+        filename="leave.md",
+        family_id=first.family_id,
+        version=2,
+    )
+    later = current()
+    versions = stored_versions(shared)
+    assert base_name in versions
+    assert delta not in versions
+    assert len(versions) == 2
+    other = SnapshotCache().snapshots(["kb-company"])[0]
+    assert_searches_alike(other, later)
+    snapshot_cache.clear()
+    scratch = current()
+    assert_searches_alike(later, scratch)
+
+
+def test_a_stored_delta_whose_base_is_gone_is_built_again(
+    appending, shared, ingest, knowledge_base
+):
+    ingest(knowledge_base, LEAVE, filename="leave.md")
+    current()
+    [base_name] = stored_versions(shared)
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    appended = current()
+    shutil.rmtree(shared / base_name)
+
+    other = SnapshotCache().snapshots(["kb-company"])[0]
+
+    assert not other.segmented
+    assert sorted(other.chunk_ids.tolist()) == sorted(appended.chunk_ids.tolist())
+    assert_searches_alike(other, appended)

@@ -367,3 +367,34 @@ def test_an_index_build_killed_on_the_way_is_taken_over_by_another_process(
     snapshot_cache.wait_for_index_builds(10)
     assert snapshot_cache.snapshots(["kb-company"])[0].approximate is not None
     assert not leftover.exists()
+
+
+def test_the_vector_list_covers_appended_rows_and_skips_removed_ones():
+    rng = np.random.default_rng(4)
+    vectors = rng.standard_normal((400, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    removed = np.arange(0, 400, 5, dtype=np.int64)
+    searched = np.setdiff1d(np.arange(400), removed)
+    approximate = vector_index.build(vectors[:300])
+    approximate.uncovered = np.arange(300, 400, dtype=np.int64)
+    found = 0
+    for query in rng.standard_normal((20, 16)).astype(np.float32):
+        expected = searched[np.argsort(-(vectors[searched] @ query))[:10]]
+        for index in (None, approximate):
+            rows, scores = vector_index.nearest(
+                vectors[:300],
+                index,
+                query,
+                10,
+                appended=vectors[300:],
+                removed=removed,
+            )
+            assert np.allclose(scores, vectors[rows] @ query)
+            assert not set(rows.tolist()) & set(removed.tolist())
+            # Appended rows are scored exactly beside the index: never missed.
+            assert set(expected[expected >= 300].tolist()) <= set(rows.tolist())
+            if index is None:
+                assert rows.tolist() == expected.tolist()
+            else:
+                found += len(set(rows.tolist()) & set(expected.tolist()))
+    assert found >= 0.9 * 20 * 10

@@ -1,0 +1,111 @@
+"""`retrieval/compactions.py`: a shared snapshot past SEARCH_APPEND_SHARE is built
+in one piece again in the background, and the next publish appends to it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrieval.index import SnapshotCache, snapshot_cache
+from retrieval.models import Chunk
+from tests.retrieval.snapshot_checks import (
+    HOTEL,
+    LEAVE,
+    LEAVE_2,
+    TAXI,
+    TRAIN,
+    assert_searches_alike,
+    current,
+    stored_versions,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_past_the_share_a_shared_snapshot_is_built_whole_in_the_background(
+    settings, shared, ingest, knowledge_base
+):
+    settings.SEARCH_APPEND_SHARE = 0.4
+    first = ingest(knowledge_base, LEAVE, filename="leave.md")
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    ingest(knowledge_base, TRAIN, filename="train.md")
+    current()
+    [base_name] = stored_versions(shared)
+
+    ingest(  # one row left out, one appended: past 0.4 of four
+        knowledge_base,
+        LEAVE_2,
+        filename="leave.md",
+        family_id=first.family_id,
+        version=2,
+    )
+    appended = current()  # answered appended, before the whole is built
+    assert appended.segmented
+    snapshot_cache.wait_for_compactions()
+
+    whole = current()
+    assert not whole.segmented
+    assert isinstance(whole.matrix, np.memmap)  # the stored whole version, mapped
+    assert whole.version == appended.version
+    assert whole.stored_as == appended.stored_as + "-whole"
+    assert_searches_alike(whole, appended)
+
+    # The next publish appends to it; the old base and the appended rows go.
+    ingest(knowledge_base, TAXI, filename="taxi.md")
+    later = current()
+    assert later.segmented
+    assert later.base_name == whole.stored_as
+    assert base_name not in stored_versions(shared)
+    assert appended.stored_as not in stored_versions(shared)
+    other = SnapshotCache().snapshots(["kb-company"])[0]
+    assert_searches_alike(other, later)
+
+
+def test_far_past_the_share_a_publish_builds_the_snapshot_whole(
+    settings, shared, ingest, knowledge_base, monkeypatch
+):
+    settings.SEARCH_APPEND_SHARE = 0.1
+    monkeypatch.setattr(snapshot_cache._compactions, "start", lambda *args: None)
+    ingest(knowledge_base, LEAVE, filename="leave.md")
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    current()
+
+    ingest(knowledge_base, TRAIN, filename="train.md")  # a third of the rows
+
+    snapshot = current()
+    snapshot_cache.wait_for_saves()
+    assert not current().segmented
+    assert snapshot.size == Chunk.objects.count()
+    assert len(stored_versions(shared)) == 1
+
+
+def test_a_process_appends_to_the_version_another_one_built_whole(
+    settings, shared, ingest, knowledge_base
+):
+    settings.SEARCH_APPEND_SHARE = 0.4
+    first = ingest(knowledge_base, LEAVE, filename="leave.md")
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    ingest(knowledge_base, TRAIN, filename="train.md")
+    current()
+    other = SnapshotCache()  # another process of the host
+    ingest(
+        knowledge_base,
+        LEAVE_2,
+        filename="leave.md",
+        family_id=first.family_id,
+        version=2,
+    )
+    appended = current()
+    assert other.snapshots(["kb-company"])[0].segmented  # it read the rows appended
+    snapshot_cache.wait_for_compactions()
+    whole = current()
+    assert not whole.segmented
+
+    ingest(knowledge_base, TAXI, filename="taxi.md")
+    theirs = other.snapshots(["kb-company"])[0]  # this one stores the version
+
+    assert theirs.base_name == whole.stored_as == f"{appended.stored_as}-whole"
+    assert theirs.appended == 1
+    assert_searches_alike(theirs, current())
+    snapshot_cache.clear()
+    assert_searches_alike(theirs, current())
