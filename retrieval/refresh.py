@@ -142,7 +142,7 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         appended_postings=appended_postings,
         removed=removed,
         removed_frequencies=(
-            bm25.removed_frequencies(snapshot.postings, removed, size),
+            _base_removed_frequencies(snapshot, removed, size),
             bm25.removed_frequencies(appended_postings, removed, size),
         )
         if len(removed)
@@ -160,6 +160,43 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
             carried, uncovered=np.setdiff1d(carried.uncovered, removed)
         )
     return refreshed
+
+
+def _base_removed_frequencies(
+    snapshot: Snapshot, removed: np.ndarray, size: int
+) -> np.ndarray:
+    """Per term of the base's postings, how many `removed` rows hold it: the
+    snapshot's counts plus the terms of the base rows removed now, read from
+    their stored chunks; the postings are scanned when those are not there."""
+    postings = snapshot.postings
+    newly = np.setdiff1d(removed[removed < snapshot.base_size], snapshot.removed)
+    counts = np.zeros(len(postings.hashes), dtype=np.int32)
+    if snapshot.removed_frequencies:
+        counts += snapshot.removed_frequencies[0]
+    if not len(newly):
+        return counts
+    hashes = _stored_hashes(snapshot.chunk_ids[newly])
+    terms = np.searchsorted(postings.hashes, hashes) if hashes is not None else None
+    if terms is None or (terms >= len(postings.hashes)).any():
+        return bm25.removed_frequencies(postings, removed, size)
+    if (postings.hashes[terms] != hashes).any():
+        return bm25.removed_frequencies(postings, removed, size)
+    np.add.at(counts, terms, 1)
+    return counts
+
+
+def _stored_hashes(chunk_ids: np.ndarray) -> np.ndarray | None:
+    """The term hashes of these chunks as stored, one per chunk and term; None
+    when one is gone or was made by another tokenizer."""
+    rows = list(
+        Chunk.objects.filter(pk__in=chunk_ids.tolist()).values_list(
+            "terms", "tokenizer"
+        )
+    )
+    if len(rows) != len(chunk_ids) or any(made != TOKENIZER for _, made in rows):
+        return None
+    parts = [decode(bytes(blob))[0] for blob, _ in rows]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _appended_runs(

@@ -9,7 +9,7 @@ import pytest
 from django.db.models import F
 
 from documents.models import Document, KnowledgeBase
-from retrieval import vector_index
+from retrieval import bm25, vector_index
 from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
@@ -47,11 +47,38 @@ def test_a_publish_appends_its_rows_and_scores_as_a_build_from_scratch(
     assert appended.postings is before.postings
     old_rows = set(Chunk.objects.filter(document=first).values_list("id", flat=True))
     assert {int(appended.chunk_ids[row]) for row in appended.removed} == old_rows
+    # Counted from the removed chunks' stored terms, as a scan of the postings counts.
+    assert (
+        appended.removed_frequencies[0]
+        == bm25.removed_frequencies(appended.postings, appended.removed, appended.size)
+    ).all()
     snapshot_cache.clear()
     scratch = current()
     assert not scratch.segmented
     assert scratch.size == appended.size - len(appended.removed)
     assert_searches_alike(appended, scratch)
+
+
+def test_rows_of_a_deleted_document_are_left_out_too(appending, ingest, knowledge_base):
+    ingest(knowledge_base, LEAVE, filename="leave.md")
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+    current()
+    ingest(knowledge_base, TRAIN, filename="train.md")
+    Document.objects.filter(pk=hotel.pk).delete()  # its chunks and terms go with it
+    KnowledgeBase.objects.filter(pk="kb-company").update(
+        index_version=F("index_version") + 1
+    )
+
+    appended = current()
+
+    assert appended.segmented
+    assert hotel.pk not in {
+        appended.document_ids[row]
+        for row in range(appended.size)
+        if row not in set(appended.removed.tolist())
+    }
+    snapshot_cache.clear()
+    assert_searches_alike(appended, current())
 
 
 def test_rows_no_longer_published_are_never_found(
