@@ -11,13 +11,13 @@ snapshot to the new version, whichever process stores it).
 
 Each round runs once per `SEARCH_APPEND_SHARE` of `--shares`, in turned order:
 the default (a publish appends to the snapshot and stores its rows; at 100,000
-chunks these publishes stay far below the share), a share small enough that the
-snapshot passes it every few publishes (it is then built whole again in the
-background while publishes go on appending), and 0 (every publish builds the
-whole version again and stores it, as before appending).
+chunks these publishes stay far below the share), a share the snapshot passes
+a dozen publishes in (it is then built whole again in the background while
+publishes go on appending), and 0 (every publish builds the whole version again
+and stores it, as before appending).
 
-    python bench/publish_stream.py [--size 100000] [--publishes 12] [--rounds 2]
-        [--shares 0.1 0.002 0]
+    python bench/publish_stream.py [--size 100000] [--publishes 40] [--rounds 2]
+        [--shares 0.1 0.005 0]
 """
 
 from __future__ import annotations
@@ -112,9 +112,9 @@ def stream(user, kb, texts, question, share: str, folder, count: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--publishes", type=int, default=12)
+    parser.add_argument("--publishes", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--shares", nargs="*", default=["0.1", "0.002", "0"])
+    parser.add_argument("--shares", nargs="*", default=["0.1", "0.005", "0"])
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
 
