@@ -3,11 +3,17 @@ in one piece again in the background, and the next publish appends to it."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
+from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
     HOTEL,
     LEAVE,
@@ -109,3 +115,60 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
     assert_searches_alike(theirs, current())
     snapshot_cache.clear()
     assert_searches_alike(theirs, current())
+
+
+HOLD_COMPACTION_LOCK = """
+import os, sys, time
+from pathlib import Path
+from retrieval import snapshot_files
+root = Path(sys.argv[1])
+with snapshot_files.compaction_lock(root, "kb-company") as ours:
+    folder = snapshot_files.folder(root, "kb-company")
+    scratch = folder / f".v9-1-abc-whole.{os.getpid()}.tmp"
+    scratch.mkdir()
+    (scratch / "matrix.npy").write_bytes(b"half a version")
+    print("held" if ours else "not held", scratch, flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_compaction_killed_on_the_way_is_taken_over_by_another_process(
+    settings, shared, ingest, knowledge_base
+):
+    settings.SEARCH_APPEND_SHARE = 0.4
+    first = ingest(knowledge_base, LEAVE, filename="leave.md")
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    ingest(knowledge_base, TRAIN, filename="train.md")
+    current()
+    builder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_COMPACTION_LOCK, str(shared.parent)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        held, scratch = builder.stdout.readline().split()
+        assert held == "held"
+        ingest(
+            knowledge_base,
+            LEAVE_2,
+            filename="leave.md",
+            family_id=first.family_id,
+            version=2,
+        )
+        current()  # past the share: the whole version is the other process's
+        snapshot_cache.wait_for_compactions(10)
+        assert current().segmented
+    finally:
+        builder.send_signal(signal.SIGKILL)
+        builder.wait(10)
+        builder.stdout.close()
+
+    ingest(knowledge_base, TAXI, filename="taxi.md")
+    current()  # its lock died with it: this process builds it
+    snapshot_cache.wait_for_compactions(10)
+
+    assert not current().segmented
+    assert not Path(scratch).exists()  # what it was writing, deleted
+    snapshot_cache.clear()
+    assert_searches_alike(current(), SnapshotCache().snapshots(["kb-company"])[0])
