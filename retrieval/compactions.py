@@ -87,9 +87,10 @@ class Compactions:
 
 
 def _newer(root: Path, snapshot: Snapshot) -> bool:
-    """Whether `snapshot` is newer than the host's newest version built whole."""
+    """Whether the host's newest version built whole is not `snapshot`'s."""
     newest = snapshot_files.newest_whole(root, snapshot.knowledge_base_id)
-    return not newest or snapshot_files.version_of(newest) < snapshot.version
+    # A newer one is from before a database restored from a backup.
+    return not newest or snapshot_files.version_of(newest) != snapshot.version
 
 
 def _stored_whole(root: Path, snapshot: Snapshot) -> Snapshot | None:

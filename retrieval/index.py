@@ -198,7 +198,7 @@ class SnapshotCache:
                 given = dataclasses.replace(
                     current,
                     approximate=vector_index.carried(
-                        approximate, new_row, current.size
+                        approximate, new_row, current.size, current.removed
                     ),
                 )
                 if self._replaced(knowledge_base_id, current, given):
@@ -298,7 +298,7 @@ class SnapshotCache:
             stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
             if stored is not None:
                 return stored
-            snapshot = self._rebased(root, snapshot)
+            snapshot = self._rebased(root, snapshot, version)
             if not snapshot_files.stored(root, knowledge_base_id, snapshot.base_name):
                 return None
             changes = refresh.changes(snapshot)
@@ -319,7 +319,7 @@ class SnapshotCache:
         return appended
 
     @staticmethod
-    def _rebased(root: Path, snapshot: Snapshot) -> Snapshot:
+    def _rebased(root: Path, snapshot: Snapshot, version: int) -> Snapshot:
         """The host's newest version built whole by a compaction, when it is
         newer than the snapshot's base (the changes since are appended to it);
         else `snapshot`."""
@@ -329,11 +329,17 @@ class SnapshotCache:
             not newest
             or not snapshot.base_name
             or newest == snapshot.base_name
-            or snapshot_files.version_of(newest)
-            <= snapshot_files.version_of(snapshot.base_name)
+            # Older than the base; or newer than the version built: from
+            # before a database restored from a backup.
+            or not snapshot_files.version_of(snapshot.base_name)
+            < snapshot_files.version_of(newest)
+            < version
         ):
             return snapshot
-        return snapshot_files.load(root, knowledge_base_id, newest) or snapshot
+        whole = snapshot_files.load(root, knowledge_base_id, newest)
+        if whole is None or whole.dimension != snapshot.dimension:
+            return snapshot
+        return whole
 
     def _compacted(self, appended: Snapshot, whole: Snapshot) -> None:
         """Put the stored whole version in place of the appended one it was
@@ -367,7 +373,7 @@ class SnapshotCache:
                 mapped = dataclasses.replace(
                     stored,
                     approximate=vector_index.carried(
-                        current.approximate, new_row, stored.size
+                        current.approximate, new_row, stored.size, stored.removed
                     ),
                 )
             if self._replaced(knowledge_base_id, current, mapped):

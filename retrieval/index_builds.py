@@ -110,8 +110,8 @@ class IndexBuilds:
         knowledge_base_id = snapshot.knowledge_base_id
         try:
             if root is None:
-                built = self._built(snapshot)
-                self._hand_over(knowledge_base_id, snapshot.chunk_ids, built)
+                built, chunk_ids = self._built(snapshot)
+                self._hand_over(knowledge_base_id, chunk_ids, built)
             else:
                 self._build_shared(snapshot, root)
         except Exception:
@@ -130,7 +130,7 @@ class IndexBuilds:
             if not ours:
                 return  # another process of the host builds it: taken up later
             snapshot_files.remove_index_leftovers(root, knowledge_base_id)
-            built = self._built(snapshot)
+            built, chunk_ids = self._built(snapshot)
             with snapshot_files.build_lock(root, knowledge_base_id):
                 file = vector_index.store(
                     built, snapshot_files.folder(root, knowledge_base_id)
@@ -139,7 +139,7 @@ class IndexBuilds:
                     root,
                     knowledge_base_id,
                     file,
-                    snapshot.chunk_ids,
+                    chunk_ids,
                     _vectors_made_by(),
                 )
                 snapshot_files.prune_indexes(root, knowledge_base_id)
@@ -149,12 +149,22 @@ class IndexBuilds:
             built.rows,
             built.uncovered,
         )
-        self._hand_over(knowledge_base_id, snapshot.chunk_ids, stored)
+        self._hand_over(knowledge_base_id, chunk_ids, stored)
 
     @staticmethod
-    def _built(snapshot: Snapshot) -> vector_index.Approximate:
+    def _built(snapshot: Snapshot) -> tuple[vector_index.Approximate, np.ndarray]:
+        """An index over the rows the snapshot searches, and the chunk each of
+        its keys stands for."""
         started = time.monotonic()
-        built = vector_index.build(np.asarray(snapshot.vectors()))
+        if snapshot.segmented:
+            rows = np.setdiff1d(np.arange(snapshot.size), snapshot.removed)
+            built = vector_index.build(
+                snapshot.matrix, appended=snapshot.appended_matrix, rows=rows
+            )
+            chunk_ids = np.asarray(snapshot.chunk_ids)[rows]
+        else:
+            built = vector_index.build(np.asarray(snapshot.matrix))
+            chunk_ids = snapshot.chunk_ids
         logger.info(
             "approximate index built knowledge_base=%s version=%s chunks=%s "
             "seconds=%.1f",
@@ -163,7 +173,7 @@ class IndexBuilds:
             snapshot.size,
             time.monotonic() - started,
         )
-        return built
+        return built, chunk_ids
 
     def _stored_taken_up(self, root: Path, snapshot: Snapshot) -> Snapshot:
         """The current snapshot with the host's newest stored index, when that

@@ -153,11 +153,11 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         runs=_appended_runs(snapshot, added.document_ids),
     )
     if size >= settings.SEARCH_ANN_MIN_CHUNKS and snapshot.approximate is not None:
-        new_row = np.arange(snapshot.size, dtype=np.int64)
-        new_row[removed[removed < snapshot.size]] = -1
-        carried = vector_index.carried(snapshot.approximate, new_row, size)
-        refreshed.approximate = dataclasses.replace(
-            carried, uncovered=np.setdiff1d(carried.uncovered, removed)
+        refreshed.approximate = vector_index.carried(
+            snapshot.approximate,
+            np.arange(snapshot.size, dtype=np.int64),
+            size,
+            removed,
         )
     return refreshed
 

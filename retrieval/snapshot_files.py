@@ -425,11 +425,13 @@ def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None
     """Delete the knowledge base's other stored versions (not the base of
     `keep`), and the index files (`ann-*`, retrieval.vector_index) other than
     `keep_file` and the newest."""
-    kept = {
-        keep,
-        _base_name(root, knowledge_base_id, keep),
-        newest_whole(root, knowledge_base_id),
-    }
+    base = _base_name(root, knowledge_base_id, keep) or keep
+    kept = {keep, base}
+    whole = newest_whole(root, knowledge_base_id)
+    if whole and version_of(whole) >= version_of(base):
+        kept.add(whole)  # what the next publish appends to
+    elif whole:  # older than what is kept: never appended to again
+        (folder(root, knowledge_base_id) / "whole.json").unlink(missing_ok=True)
     for entry in folder(root, knowledge_base_id).iterdir():
         older = entry.name.startswith("v") and entry.name not in kept
         if (older and entry.is_dir()) or _writer_died(entry):

@@ -31,6 +31,7 @@ EXPANSION_SEARCH = 2048
 RESCORED = 100  # candidates scored exactly: int8 order differs in the last places
 REBUILD_SHARE = 0.1
 BUILD_THREADS = 2
+BUILD_BATCH = 65_536  # rows copied at a time when only some rows are indexed
 FILE_PREFIX = "ann-"
 
 
@@ -54,7 +55,15 @@ class Approximate:
         return int(self.index.memory_usage) + self.rows.nbytes + self.uncovered.nbytes
 
 
-def build(matrix: np.ndarray) -> Approximate:
+def build(
+    matrix: np.ndarray,
+    *,
+    appended: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
+) -> Approximate:
+    """An index over `rows` of the matrix and the rows `appended` after it (all
+    of them when None): key k stands for the k-th of `rows`, whose vectors are
+    added a batch at a time rather than copied whole."""
     index = Index(
         ndim=matrix.shape[1],
         metric="ip",  # the embedder's rows have unit length: inner product = cosine
@@ -63,9 +72,21 @@ def build(matrix: np.ndarray) -> Approximate:
         expansion_add=EXPANSION_ADD,
         expansion_search=EXPANSION_SEARCH,
     )
-    size = len(matrix)
-    if size:
-        index.add(np.arange(size, dtype=np.uint64), matrix, threads=BUILD_THREADS)
+    if rows is None and appended is None:
+        if len(matrix):
+            index.add(
+                np.arange(len(matrix), dtype=np.uint64), matrix, threads=BUILD_THREADS
+            )
+        size = len(matrix)
+    else:
+        vectors = _Rows(matrix, appended)
+        if rows is None:
+            rows = np.arange(vectors.size)
+        for start in range(0, len(rows), BUILD_BATCH):
+            batch = rows[start : start + BUILD_BATCH]
+            keys = np.arange(start, start + len(batch), dtype=np.uint64)
+            index.add(keys, vectors.take(batch), threads=BUILD_THREADS)
+        size = len(rows)
     return Approximate(
         index=index,
         rows=np.arange(size, dtype=np.int64),
@@ -74,14 +95,21 @@ def build(matrix: np.ndarray) -> Approximate:
 
 
 def carried(
-    approximate: Approximate | None, new_row: np.ndarray, size: int
+    approximate: Approximate | None,
+    new_row: np.ndarray,
+    size: int,
+    removed: np.ndarray | None = None,
 ) -> Approximate | None:
     """`approximate` for the next version of its snapshot, whose rows `new_row`
-    maps the old ones to (-1: dropped) and which has `size` rows."""
+    maps the old ones to (-1: dropped) and which has `size` rows, of which
+    `removed` (sorted) are no longer searched: neither held nor uncovered."""
     if approximate is None:
         return None
     rows = np.where(approximate.rows >= 0, new_row[approximate.rows], -1)
     held = np.zeros(size, dtype=bool)
+    if removed is not None and len(removed):
+        rows[np.isin(rows, removed)] = -1
+        held[removed] = True  # not to be searched exactly either
     held[rows[rows >= 0]] = True
     return Approximate(
         index=approximate.index,
@@ -123,14 +151,17 @@ def nearest(
     rows (sorted) are never returned."""
     query = query.astype(np.float32)
     vectors = _Rows(matrix, appended)
+    removed = removed if removed is not None else np.zeros(0, dtype=np.int64)
     if approximate is None:
         rows = np.arange(vectors.size)
         scores = vectors.scores(query)
+        if len(removed):
+            scores[removed] = -np.inf
     else:
         # Keys of rows gone take places among the results: ask for more.
         keys_count = len(approximate.rows)
         live = int((approximate.rows >= 0).sum())
-        wanted = max(count, RESCORED) + (len(removed) if removed is not None else 0)
+        wanted = max(count, RESCORED)
         asked = (
             min(int(wanted * keys_count / live * 1.25) + 8, keys_count) if live else 0
         )
@@ -140,14 +171,15 @@ def nearest(
             else np.zeros(0, dtype=np.int64)
         )
         found = approximate.rows[keys]
-        rows = np.concatenate([found[found >= 0], approximate.uncovered])
+        rows = np.unique(np.concatenate([found[found >= 0], approximate.uncovered]))
+        if len(removed):
+            rows = rows[~np.isin(rows, removed)]
         scores = vectors.scores_at(rows, query)
-    if removed is not None and len(removed):
-        searched = ~np.isin(rows, removed, assume_unique=False)
-        rows, scores = rows[searched], scores[searched]
     if len(rows) > count:
         best = np.argpartition(-scores, count - 1)[:count]
         rows, scores = rows[best], scores[best]
+    searched = scores > -np.inf
+    rows, scores = rows[searched], scores[searched]
     order = np.argsort(-scores, kind="stable")
     return rows[order], scores[order]
 
@@ -168,6 +200,17 @@ class _Rows:
         if self.appended is None:
             return self.matrix @ query
         return np.concatenate([self.matrix @ query, self.appended @ query])
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of these rows (a copy)."""
+        if self.appended is None:
+            return np.asarray(self.matrix[rows])
+        base = len(self.matrix)
+        inside = rows < base
+        vectors = np.empty((len(rows), self.matrix.shape[1]), dtype=np.float32)
+        vectors[inside] = self.matrix[rows[inside]]
+        vectors[~inside] = self.appended[rows[~inside] - base]
+        return vectors
 
     def scores_at(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         if not len(rows):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from documents.models import KnowledgeBase
 from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
 from tests.conftest import REPO
@@ -172,3 +173,66 @@ def test_a_compaction_killed_on_the_way_is_taken_over_by_another_process(
     assert not Path(scratch).exists()  # what it was writing, deleted
     snapshot_cache.clear()
     assert_searches_alike(current(), SnapshotCache().snapshots(["kb-company"])[0])
+
+
+def test_a_version_built_whole_is_dropped_once_a_newer_base_replaces_it(
+    settings, shared, ingest, knowledge_base
+):
+    settings.SEARCH_APPEND_SHARE = 0.4
+    first = ingest(knowledge_base, LEAVE, filename="leave.md")
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    ingest(knowledge_base, TRAIN, filename="train.md")
+    current()
+    ingest(
+        knowledge_base,
+        LEAVE_2,
+        filename="leave.md",
+        family_id=first.family_id,
+        version=2,
+    )
+    current()
+    snapshot_cache.wait_for_compactions()
+    whole = current().stored_as
+    assert whole in stored_versions(shared)
+
+    settings.SEARCH_APPEND_SHARE = 0.01  # far past it: the next is built whole
+    ingest(knowledge_base, TAXI, filename="taxi.md")
+    current()
+    snapshot_cache.wait_for_saves()
+    ingest(knowledge_base, b"# Meals\n\nMeals are paid.\n", filename="meals.md")
+    current()
+    snapshot_cache.wait_for_saves()
+
+    assert whole not in stored_versions(shared)
+    assert len(stored_versions(shared)) == 1
+
+
+def test_a_version_built_whole_before_a_restore_is_not_appended_to(
+    settings, shared, ingest, knowledge_base
+):
+    settings.SEARCH_APPEND_SHARE = 0.4
+    first = ingest(knowledge_base, LEAVE, filename="leave.md")
+    ingest(knowledge_base, HOTEL, filename="hotel.md")
+    ingest(knowledge_base, TRAIN, filename="train.md")
+    current()
+    ingest(
+        knowledge_base,
+        LEAVE_2,
+        filename="leave.md",
+        family_id=first.family_id,
+        version=2,
+    )
+    current()
+    snapshot_cache.wait_for_compactions()
+    whole = current().stored_as
+    other = SnapshotCache()
+    other.snapshots(["kb-company"])
+
+    # A database restored from a backup: the version numbers go back.
+    KnowledgeBase.objects.filter(pk="kb-company").update(index_version=1)
+    ingest(knowledge_base, TAXI, filename="taxi.md")
+    theirs = other.snapshots(["kb-company"])[0]
+
+    assert theirs.base_name != whole
+    snapshot_cache.clear()
+    assert_searches_alike(theirs, current())

@@ -203,3 +203,29 @@ def test_an_approximate_index_is_carried_across_appends(
         other = SnapshotCache().snapshots(["kb-company"])[0]
         assert other.approximate.file == first.approximate.file
         assert list(other.approximate.uncovered) == list(snapshot.approximate.uncovered)
+
+
+def test_an_index_built_over_appended_rows_holds_only_the_rows_searched(
+    appending, settings, ingest, knowledge_base, monkeypatch
+):
+    settings.SEARCH_ANN_MIN_CHUNKS = 1
+    monkeypatch.setattr(vector_index, "REBUILD_SHARE", 0.0)  # built again at once
+    ingest(knowledge_base, LEAVE, filename="leave.md")
+    current()
+    hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
+    current()
+    for status in ("archived", "published"):  # its chunks twice in the rows
+        Document.objects.filter(pk=hotel.pk).update(status=status)
+        KnowledgeBase.objects.filter(pk="kb-company").update(
+            index_version=F("index_version") + 1
+        )
+        current()
+    snapshot_cache.wait_for_index_builds(10)
+    snapshot = current()
+
+    assert snapshot.segmented
+    assert len(snapshot.approximate.rows) == snapshot.searched
+    held = snapshot.approximate.rows[snapshot.approximate.rows >= 0]
+    assert not set(held.tolist()) & set(snapshot.removed.tolist())
+    rows, _ = snapshot.nearest(snapshot.appended_matrix[-1], 10)
+    assert len(set(rows.tolist())) == len(rows) == snapshot.searched
