@@ -14,9 +14,14 @@ from tests.retrieval.stub_provider import StubProvider
 
 @pytest.fixture(autouse=True)
 def _fresh_snapshots():
-    """Snapshots are per process; test data is rolled back under them."""
+    """Snapshots are per process; test data is rolled back under them. Work a
+    test left running in the background would hand its index or whole version
+    to the next test's snapshot, so it is waited for."""
     snapshot_cache.clear()
     yield
+    snapshot_cache.wait_for_index_builds(60)
+    snapshot_cache.wait_for_compactions(60)
+    snapshot_cache.wait_for_saves(60)
     snapshot_cache.clear()
 
 

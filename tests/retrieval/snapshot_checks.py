@@ -27,6 +27,17 @@ def current():
     return snapshot_cache.snapshots(["kb-company"])[0]
 
 
+def indexed(timeout: float = 10):
+    """The current snapshot once its approximate index is handed over: a build
+    of an older version still running when the version moved on is waited
+    for, and so is the build the next look starts for the newest one."""
+    snapshot = current()
+    while snapshot_cache.building_indexes():
+        snapshot_cache.wait_for_index_builds(timeout)
+        snapshot = current()
+    return snapshot
+
+
 def by_chunk(snapshot, rows, scores) -> dict[int, float]:
     return {
         int(snapshot.chunk_ids[row]): float(score)

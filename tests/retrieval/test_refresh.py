@@ -20,6 +20,7 @@ from tests.retrieval.snapshot_checks import (
     TRAIN,
     assert_searches_alike,
     current,
+    indexed,
 )
 
 pytestmark = pytest.mark.django_db
@@ -220,8 +221,7 @@ def test_an_index_built_over_appended_rows_holds_only_the_rows_searched(
             index_version=F("index_version") + 1
         )
         current()
-    snapshot_cache.wait_for_index_builds(10)
-    snapshot = current()
+    snapshot = indexed()
 
     assert snapshot.segmented
     assert len(snapshot.approximate.rows) == snapshot.searched
