@@ -2,5 +2,7 @@
 
 Errors and the API error handler, the state-machine helper, authentication,
 pagination, throttles, parsers, the request guard, logging, command argument
-types and the readiness registry. Imports Django and DRF, never an app.
+types, the readiness registry and what counts as CJK text and as a number
+(`text`, which imports nothing: the parser processes read it). Imports Django and
+DRF, never an app.
 """

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 import olefile
 
 from core.errors import DomainError
+from core.text import COMMON_TEXT
 
 TEXT_KINDS = {"markdown", "html", "text"}
 
@@ -160,13 +161,9 @@ def _controls(head: bytes) -> int:
     return sum(1 for byte in head if byte < 32 and byte not in b"\t\n\r\x0c\x1b")
 
 
-# Code points of text: ASCII and Latin, general punctuation, CJK punctuation, kana,
-# Han, Hangul and fullwidth forms. Binary read as UTF-16 scatters over the whole
-# plane (Han alone is a third of it), wide text read the wrong way round too.
-_TEXT_CHARACTERS = re.compile(
-    "[\t\n\r\x0c\x20-\x7e\xa0-\u024f\u2000-\u206f\u3000-\u30ff"
-    "\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]"
-)
+# Binary read as UTF-16 scatters over the whole plane (Han alone is a third of
+# it), wide text read the wrong way round too.
+_TEXT_CHARACTERS = re.compile(f"[{COMMON_TEXT}]")
 _WIDE_ENCODINGS = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
 _MIN_TEXT_SHARE = 0.95
 

@@ -20,13 +20,6 @@ BLOCK_KINDS = (HEADING, PARAGRAPH, TABLE_ROW, LIST_ITEM)
 
 DOCUMENT_KINDS = ("pdf", "docx", "pptx", "xlsx", "markdown", "html", "text", "image")
 
-# Scripts written without spaces between words: CJK radicals and punctuation, kana,
-# bopomofo, Han (BMP and supplementary planes), fullwidth forms. Hangul is left out on
-# purpose: Korean separates words with spaces.
-CJK_CLASS = (
-    "\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
-)
 _MAX_REASON = 200
 CELL_SEPARATOR = " | "
 

@@ -32,8 +32,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
+from core.text import UNSPACED
 from ingestion.blocks import (
-    CJK_CLASS,
     HEADING,
     Block,
     WireError,
@@ -49,9 +49,9 @@ from ingestion.blocks import (
 
 SEPARATOR = "\n\n"
 
-_CJK_RE = re.compile(f"[{CJK_CLASS}]")
-_WORD_RE = re.compile(rf"[^\s{CJK_CLASS}]+")
-_HARD_TOKEN_RE = re.compile(rf"[{CJK_CLASS}]|[^{CJK_CLASS}]+")
+_CJK_RE = re.compile(f"[{UNSPACED}]")
+_WORD_RE = re.compile(rf"[^\s{UNSPACED}]+")
+_HARD_TOKEN_RE = re.compile(rf"[{UNSPACED}]|[^{UNSPACED}]+")
 # Longer "words" (URLs, hashes, base64) weigh as several, so they cannot bloat a chunk.
 _MAX_WORD_CHARS = 25
 

@@ -11,9 +11,11 @@ from functools import cache, lru_cache
 
 import opencc
 
+from core.text import HAN
+
 # The ideographs OpenCC maps (unified, extensions, compatibility): it changes no
 # other character, so text without them (most English) is returned as it is.
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_HAN = re.compile(f"[{HAN}]")
 # The binding stops at a NUL and cannot encode a lone surrogate: convert around them.
 _UNSAFE = re.compile("([\x00\ud800-\udfff]+)")
 

@@ -24,14 +24,11 @@ from enum import StrEnum
 from functools import cached_property
 from itertools import pairwise
 
-# Scripts written without spaces: CJK radicals and punctuation, kana, bopomofo, Han,
-# fullwidth forms (the same ranges the chunker counts as CJK).
-_CJK = (
-    "\u2e80-\u2fdf\u3000-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
-)
-# One CJK character, a word, a run of whitespace or one other character.
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|\s+|[^\w\s]")
+from core.text import UNSPACED
+
+# One character of a script without spaces (as the chunker counts them), a word,
+# a run of whitespace or one other character.
+_TOKEN = re.compile(rf"[{UNSPACED}]|[^\W{UNSPACED}]+|\s+|[^\w\s]")
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _SPACES = re.compile(r"\s+")
 

@@ -15,18 +15,17 @@ import unicodedata
 from collections.abc import Iterator
 from itertools import pairwise
 
+from core.text import CJK_LETTERS, GROUPED_NUMBER
+
 from .chinese import to_simplified
 
-# Radicals, kana, bopomofo, Han (BMP and supplementary planes), Hangul. Punctuation is
-# left out: after NFKC it is plain ASCII punctuation or ignorable.
-_CJK = (
-    "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u318f\u31a0-\u31ff"
-    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+# A version number's dots stay in one term ("1.2.3").
+_NUMBER = rf"{GROUPED_NUMBER}|\d+(?:\.\d+)*"
+_WORD = rf"[^\W\d_{CJK_LETTERS}][^\W_{CJK_LETTERS}]*(?:['\u2019][^\W_{CJK_LETTERS}]+)*"
+_TERM_RE = re.compile(
+    rf"(?P<number>{_NUMBER})|(?P<cjk>[{CJK_LETTERS}]+)|(?P<word>{_WORD})"
 )
-_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*"
-_WORD = rf"[^\W\d_{_CJK}][^\W_{_CJK}]*(?:['\u2019][^\W_{_CJK}]+)*"
-_TERM_RE = re.compile(rf"(?P<number>{_NUMBER})|(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD})")
-_CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
+_CJK_RUN_RE = re.compile(f"([{CJK_LETTERS}]+)")
 _LATIN_TERM_RE = re.compile(f"{_NUMBER}|{_WORD}")
 _GROUPED_DIGITS_RE = re.compile(r"\d,\d{3}")
 

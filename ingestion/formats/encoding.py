@@ -11,6 +11,8 @@ from functools import cache
 
 from charset_normalizer import from_bytes
 
+from core.text import COMMON_TEXT
+
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -51,13 +53,9 @@ _CJK_SAMPLE = 20_000
 # more to guess than a small one; the whole is then decoded with the guess.
 SAMPLE_BYTES = 64 * 1024
 _WIDE_ENCODINGS = ("utf-32-le", "utf-32-be", "utf-16-le", "utf-16-be")
-# As documents/uploads.py admits wide text: ASCII and Latin, general punctuation,
-# CJK punctuation, kana, Han, Hangul and fullwidth forms. Narrow text read as UTF-16
-# scatters over the whole plane.
-_TEXT_CHARACTERS = re.compile(
-    "[\t\n\r\x0c\x20-\x7e\xa0-\u024f\u2000-\u206f\u3000-\u30ff"
-    "\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]"
-)
+# As documents/uploads.py admits wide text. Narrow text read as UTF-16 scatters
+# over the whole plane.
+_TEXT_CHARACTERS = re.compile(f"[{COMMON_TEXT}]")
 _MIN_TEXT_SHARE = 0.95
 _MIN_COMMON_SHARE = 0.8
 _MAX_LONE_SHARE = 0.2

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from ..blocks import CJK_CLASS
+from core.text import UNSPACED
 
-_CJK_RE = re.compile(f"[{CJK_CLASS}]")
+_CJK_RE = re.compile(f"[{UNSPACED}]")
 CJK_FIRST = "\u2e80"  # no CJK character sorts before it
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _HYPHENATED_END = re.compile(r"[^\W\d_][-\u2010]")

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..blocks import CJK_CLASS
+from core.text import UNSPACED
 
-_CJK_EDGE = re.compile(f"[{CJK_CLASS}]")
+_CJK_EDGE = re.compile(f"[{UNSPACED}]")
 
 
 @dataclass(frozen=True)

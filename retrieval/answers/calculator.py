@@ -13,6 +13,8 @@ import unicodedata
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
+from core.text import NUMBER
+
 from .types import Calculation, Operand, Operation
 
 MAX_DECIMALS = 10
@@ -113,7 +115,7 @@ _WRITTEN_NUMBER = re.compile(
     (?P<currency>{_CURRENCY}\s*)?
     (?P<sign>[-+])?
     (?P<currency_after_sign>{_CURRENCY}\s*)?
-    (?P<digits>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
+    (?P<digits>{NUMBER}|\.\d+)
     (?P<percent>\s*%)?
     (?P<close>\s*\))?
     (?P<percent_after_close>\s*%)?

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from core.errors import ValidationFailed
+from core.text import HAN
 
 from .. import search
 from ..errors import ProviderUnavailable
@@ -150,7 +151,7 @@ class _SourceRegistry:
 
 # --- Putting the answer together ----------------------------------------------------
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{HAN}]")
 
 _MESSAGES = {
     "zh": {

@@ -15,10 +15,12 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from itertools import chain
 
+from core.text import NUMBER
+
 from .calculator import describe, holds, join_spaced_digits, parse_number
 from .types import Calculation, Claim, Source
 
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_NUMBER = re.compile(NUMBER)
 # What may stand between a minus or an opening parenthesis and its number.
 _CURRENCY_BEFORE = re.compile(r"(?:US\$|HK\$|[$€£¥₹])\s*$")
 _CLOSES = re.compile(r"\s*%?\s*\)")

@@ -17,6 +17,8 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
+from core.text import HAN
+
 from ..tokens import iter_terms
 from .tables import Row, Table, is_row_line, read_table
 from .types import Section, Source
@@ -48,7 +50,7 @@ _NAMES_A_TABLE = re.compile(
 )
 _CLAUSE_END = re.compile(r"[^；;]+(?:[；;]|$)")
 _HAS_NUMBER = re.compile(r"\d")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{HAN}]")
 # A label is at most this many words (CJK: three characters a word), a caption
 # below a line at most this many.
 MAX_LABEL_WORDS = 6
@@ -59,7 +61,7 @@ MAX_ITEM_WORDS = 15
 _LABEL_END = re.compile(r"[.!?;:。！？；：,，]\s*$|^\W*$")
 # Wholly in parentheses, words not a sentence, not a footnote mark ("(a)").
 _CAPTION = re.compile(
-    r"[(（](?![a-z0-9ivx]{1,3}[)）])[^()（）]*[A-Za-z\u4e00-\u9fff][^()（）]*"
+    rf"[(（](?![a-z0-9ivx]{{1,3}}[)）])[^()（）]*[A-Za-z{HAN}][^()（）]*"
     r"(?<![.!?。！？])[)）]"
 )
 _WORD = re.compile(r"[^\W\d_]")

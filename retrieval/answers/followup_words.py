@@ -10,6 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.text import HAN
+
 from ..tokens import segmenter
 
 
@@ -78,7 +80,7 @@ ZH_STOPWORDS = (
     )
 )
 
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff〇"
+CJK = HAN + "〇"  # with the ideographic zero
 # Contractions fall apart ("what's" -> "what", "s"): the pieces are stopwords.
 TOKEN = re.compile(rf"(?P<cjk>[{CJK}]+)|(?P<word>[A-Za-z0-9]+(?:[.-][A-Za-z0-9]+)*)")
 HAS_CJK = re.compile(f"[{CJK}]")

@@ -16,6 +16,8 @@ import unicodedata
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
+from core.text import HAN, NUMBER
+
 from ..tokens import iter_terms, keyword_tokens, normalized, segmenter
 
 _STOPWORD_TEXT = (
@@ -43,7 +45,7 @@ _QUESTION_WORD = re.compile(
 _QUESTION_WORD_START = re.compile(r"^(?:哪|几|多少|什么|多[大高长远重久宽深])")
 # Names kept whole: titles in 《》 and names joined by a middle dot ("姆拉登·佩特里奇").
 _TITLE = re.compile(r"《([^》]{1,40})》")
-_DOTTED_NAME = re.compile(r"[\u3400-\u9fff]+(?:[·・][\u3400-\u9fff]+)+")
+_DOTTED_NAME = re.compile(rf"[{HAN}]+(?:[·・][{HAN}]+)+")
 _NUMBER_UNITS = frozenset("年月日号个次届期岁倍")
 # A number with its measure word ("两个", "三种") counts things; it names none.
 _COUNTED = re.compile(r"[一二两三四五六七八九十几]+[个种位项家部座条次类]")
@@ -131,12 +133,13 @@ _ZH_DESIGNATOR = re.compile(
     r"(号线|级|线|类|等|档|期|号|阶段|季度|季|版|届|条|章|节|代|组|区|批)"
 )
 # "第十一管区", "第7部": an ordinal names one of a series, whatever follows it.
-_ZH_ORDINAL = re.compile(rf"第([{_ZH_NUMERAL}\d]+)([\u3400-\u9fff])")
+_ZH_ORDINAL = re.compile(rf"第([{_ZH_NUMERAL}\d]+)([{HAN}])")
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(NUMBER)  # read with the commas taken out
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8}
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{HAN}]")
+_CJK_RUN = re.compile(f"[{HAN}]+")
 _VOWEL = re.compile(r"[aeiouy]")
 
 
@@ -373,7 +376,7 @@ def _grams(text: str) -> frozenset[str]:
     question without its question words."""
     text = _QUESTION_WORD.sub(" ", text)
     grams: set[str] = set()
-    for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
+    for run in _CJK_RUN.findall(text):
         grams.update(char for char in run if char not in _GLUE_CHARACTERS)
         grams.update(run[i : i + 2] for i in range(len(run) - 1))
     grams.update(

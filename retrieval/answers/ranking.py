@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from core.text import HAN
+
 from ..tokens import normalized, term_runs
 from .evidence import Unit
 from .question import Question, Term, designators_in, stem
@@ -54,7 +56,7 @@ _KIND_CUES = {
     ),
     "alias": re.compile(r"称|名|叫|[「“\"《]|\bknown\b|\bcalled\b", re.I),
 }
-_CJK_CHARACTER = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK_CHARACTER = re.compile(f"[{HAN}]")
 _HAS_NUMBER = re.compile(
     r"\d|[零一二两三四五六七八九十百千万亿]+(?:[天元年月日个次人倍岁周%]|小时)"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
