@@ -117,7 +117,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 # Connections live across requests and tasks (a worker's `close_old_connections()`
-# between tasks keeps a healthy one): opening one per task cost more than a claim.
+# between tasks keeps a healthy one): opening one costs more than claiming a task.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 

@@ -104,7 +104,7 @@ class IngestionTaskQuerySet(models.QuerySet):
         return self.filter(status=TaskStatus.RUNNING)
 
     def lease_expired(self, now=None) -> IngestionTaskQuerySet:
-        # No lease at all means claimed before leases existed: nobody renews it.
+        # A running task without a lease has no worker renewing it.
         return self.running().filter(
             Q(lease_expires_at__lt=now or timezone.now())
             | Q(lease_expires_at__isnull=True)

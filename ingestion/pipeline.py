@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 
+import numpy as np
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import DatabaseError
@@ -362,8 +363,6 @@ class IngestionPipeline:
         return extracted
 
     def embed(self, chunks: list):
-        import numpy as np
-
         total = len(chunks)
         self.report(TaskStage.EMBEDDING, 0, total)
         parts = []

@@ -5,8 +5,8 @@ earliest turn, `enqueue.next_turn`, oldest first within it). A missed claim mean
 its view of the queue is stale (others claimed meanwhile), so it reads the queue
 again rather than trying more of it, and for its next `SPREAD_CLAIMS_AFTER_MISS`
 claims it picks one task at random among the first 2 x `INGESTION_CLAIM_WINDOW` in
-that order: eight workers then rarely aim at the same row (docs/benchmarks.md,
-"Claiming on PostgreSQL").
+that order, so that competing workers rarely aim at the same row
+(docs/benchmarks.md, "Claiming on PostgreSQL").
 """
 
 from __future__ import annotations

@@ -102,8 +102,8 @@ class HashingEmbedder:
         return slot
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        # One bincount over the whole batch: per-row numpy calls cost more than the
-        # hashing itself on short chunks.
+        # One bincount over the whole batch: numpy calls per row would outweigh the
+        # hashing on short chunks.
         slots: list[int] = []
         counts: list[int] = []
         lengths: list[int] = []

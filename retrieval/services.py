@@ -81,8 +81,8 @@ def chunk_rows(
     terms when the parser processes made them; they are made here otherwise.
 
     Each value is prepared by its model field (`get_db_prep_save`), as `bulk_create`
-    would, but the values every row shares are prepared once: preparing them per row
-    is most of `bulk_create`'s time (docs/benchmarks.md, Summary).
+    would, but the values every row shares are prepared once, not once per row
+    (docs/benchmarks.md, Summary).
     """
     document_id, knowledge_base_id, task_id, model = (
         _prepare(field_name)(value, connection)

@@ -10,6 +10,7 @@ embedder into character unigrams and bigrams.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -89,8 +90,6 @@ def segmenter():
     """jieba, loaded once per process: its dictionary is slow to load."""
     global _jieba
     if _jieba is None:
-        import logging
-
         import jieba
 
         jieba.setLogLevel(logging.WARNING)

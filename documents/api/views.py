@@ -7,8 +7,10 @@ import threading
 import time
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -74,8 +76,6 @@ def _database_check() -> str:
 
 
 def _migrations_check() -> str:
-    from django.db.migrations.executor import MigrationExecutor
-
     try:
         executor = MigrationExecutor(connection)
         plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
@@ -85,8 +85,6 @@ def _migrations_check() -> str:
 
 
 def _storage_check() -> str:
-    from django.core.files.base import ContentFile
-
     try:
         name = default_storage.save("health/probe", ContentFile(b"ok"))
         default_storage.delete(name)

@@ -76,7 +76,7 @@ _DOCX_FALSE = frozenset({"0", "false", "off"})
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*([1-9])$", re.IGNORECASE)
 _TOC_STYLE = re.compile(r"^toc(?:\s*\d|\s+heading)$", re.IGNORECASE)
 _MAX_HEADING_CHARS = 200
-RETAIN_MAX_DOCX_BYTES = 4 * 2**20  # zipped: about 40 MB of XML, a few 100 MB of tree
+RETAIN_MAX_DOCX_BYTES = 4 * 2**20  # zipped; its XML tree is many times larger
 
 _DocxParagraph = tuple[str, int | None, str]  # (block kind, heading level, text)
 
@@ -302,7 +302,8 @@ class _DocxBody:
 
     def _style(self, element: _Element) -> tuple[bool, int | None, bool]:
         """(table-of-contents entry, heading level, numbered) of a paragraph."""
-        # One pass over the paragraph properties: lxml's find() costs microseconds.
+        # One pass over the paragraph properties, not a find() per property: this
+        # runs for every paragraph.
         style_id = self.styles.default
         outline: str | None = None
         has_numbering = False

@@ -6,7 +6,7 @@ import pypdfium2
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-DEFAULT_DPI = 200  # docs/benchmarks.md "OCR engines": 200 dpi reads as well as 300
+DEFAULT_DPI = 200  # finer reads no better: docs/benchmarks.md, "OCR engines"
 # A page whose text layer has fewer characters than this while images cover at least
 # IMAGE_COVER_FOR_OCR of it is a scan (a stamp or a page number printed over it).
 NEGLIGIBLE_TEXT_CHARS = 32

@@ -21,8 +21,8 @@ the first parser alone, which chunks and embeds them too.
 A parser is forked from a small server process (`server.py`) that the worker starts
 once, exec'd with an allow-listed environment and no inherited descriptors, and that
 has imported the parsing libraries (`processes.py`): a clean process (no secrets, no
-threads, locks or database connections), ready in milliseconds instead of the third
-of a second an import takes. It caps its own address space (RLIMIT_AS), ignores
+threads, locks or database connections) that does not import the libraries again
+for each file. It caps its own address space (RLIMIT_AS), ignores
 SIGTERM/SIGINT (the worker decides when it stops) and exits when the worker is gone.
 A timeout, a memory error, a crash, a reply that breaks the protocol or an
 interruption kills the parsers still busy; the next parse starts fresh ones. This
@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from itertools import chain
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..blocks import Block, FileTooLarge, ParseError, ParseLimits
 from ..chunking import Chunk, chunk_blocks, join_chunk_runs
@@ -303,8 +305,6 @@ class ParseSandbox:
         chunks = join_chunk_runs((part.chunks, part.text_length) for part in parts)
         if embedder is None or not chunks:
             return Extracted(chunks, None)
-        import numpy as np
-
         vectors = [part.vectors for part in parts if part.chunks]
         terms = [terms for part in parts if part.chunks for terms in part.terms or ()]
         return Extracted(

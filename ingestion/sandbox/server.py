@@ -30,6 +30,8 @@ import threading
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from retrieval.terms import chunk_terms
 
 from ..blocks import ParseError
@@ -288,8 +290,6 @@ def _answer(
     vectors = terms = None
     embedder = request.embedder
     if embedder is not None and chunks:
-        import numpy as np
-
         terms = [chunk_terms(chunk.text, chunk.heading_path) for chunk in chunks]
 
         embedder = _embedders.setdefault((type(embedder), embedder.name), embedder)

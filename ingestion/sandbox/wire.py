@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import msgpack
+import numpy as np
 
 from retrieval.terms import ChunkTerms, valid_terms
 
@@ -47,8 +48,6 @@ from ..blocks import (
 from ..chunking import Chunk
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from retrieval.embeddings import Embedder
 
 OPERATIONS = ("blocks", "chunks")

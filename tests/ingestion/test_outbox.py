@@ -145,7 +145,7 @@ def test_an_event_is_only_delivered_after_its_transaction_committed():
 
     thread = threading.Thread(target=writer)
     thread.start()
-    written.wait(10)
+    assert written.wait(10), "the writer never wrote its event"
     assert relay(recorder).deliver_batch() == 0
     release.set()
     thread.join()
