@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from core.text import CJK_LETTERS, COMMON_TEXT, HAN, NUMBER, UNSPACED
+from core.text import CJK_LETTERS, COMMON_TEXT, HAN, NUMBER, RADICALS, UNSPACED
 
 
 def _holds(character_class: str, character: str) -> bool:
@@ -50,3 +50,10 @@ def test_each_class_holds_the_scripts_it_names(
 )
 def test_a_number_is_read_whole_with_its_thousands_and_decimals(text, numbers):
     assert re.findall(NUMBER, text) == numbers
+
+
+def test_nothing_unspaced_sorts_before_the_radicals():
+    """Line joining tests `char >= RADICALS[0]` before the class."""
+    unspaced = re.compile(f"[{UNSPACED}]")
+    assert unspaced.match(RADICALS[0])
+    assert not any(unspaced.match(chr(code)) for code in range(ord(RADICALS[0])))

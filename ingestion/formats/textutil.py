@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from core.text import UNSPACED
+from core.text import RADICALS, UNSPACED
 
 _CJK_RE = re.compile(f"[{UNSPACED}]")
-CJK_FIRST = "\u2e80"  # no CJK character sorts before it
+CJK_FIRST = RADICALS[0]  # the lowest code point of UNSPACED: a cheap test first
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _HYPHENATED_END = re.compile(r"[^\W\d_][-\u2010]")
 _SOFT_HYPHEN = "\u00ad"
