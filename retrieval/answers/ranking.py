@@ -171,6 +171,10 @@ def rank_units(
             gram_weights, inside, outside
         )
         cue = _KIND_CUES.get(question.answer_kind or "")
+        # The glossary entry of the term asked is its definition wherever the
+        # search ranked its passage: sentences only using the term share as much
+        # of the question.
+        entry = bool(question.defines) and _is_entry_of(question.defines, unit)
         if question.defines:
             own += DEFINITION_BONUS * _defines(question.defines, unit)
         elif question.restates and _defines(question.restates, unit):
@@ -180,7 +184,8 @@ def rank_units(
         elif question.asks_number and _HAS_NUMBER.search(unit.quote):
             own += NUMBER_BONUS
         merit = own + SOURCE_WEIGHT * (source_coverage or {}).get(unit.source_id, 0.0)
-        scored.append(Scored(merit - RANK_PENALTY * unit.rank, unit, own, merit))
+        penalty = 0.0 if entry else RANK_PENALTY * unit.rank
+        scored.append(Scored(merit - penalty, unit, own, merit))
     scored.sort(key=lambda s: (-s.score, s.unit.rank, s.unit.position))
     return scored
 
@@ -191,21 +196,29 @@ def _term_of(unit: Unit) -> str:
     return unit.label if unit.label and not unit.before else ""
 
 
+def _is_entry_of(subject: str, unit: Unit) -> bool:
+    term = normalized(_term_of(unit))
+    # "总体评价 global assessment": a term may be followed by its translation.
+    return term == subject or term.startswith(f"{subject} ")
+
+
 def _defines(subject: str, unit: Unit) -> bool:
     """The sentence says what `subject` is: "X (“XY”) are ...", "X, a ...", or
     it opens the glossary entry of X."""
-    term = normalized(_term_of(unit))
-    # "总体评价 global assessment": a term may be followed by its translation.
-    if term == subject or term.startswith(f"{subject} "):
+    if _is_entry_of(subject, unit):
         return True
-    quote = unit.quote
-    at = normalized(quote).find(subject)
-    if at < 0:
+    quote = normalized(unit.quote)
+    at = quote.find(subject)
+    # The subject opens the sentence ("The company's X are ..."): in "Therefore, X
+    # is ..." or "... about A versus X is that ..." the sentence says something else.
+    if at < 0 or not _OPENS_WITH_SUBJECT.fullmatch(quote[:at]):
         return False
-    after = normalized(quote)[at + len(subject) :]
-    return bool(_DEFINING.match(after))
+    return bool(_DEFINING.match(quote[at + len(subject) :]))
 
 
+_OPENS_WITH_SUBJECT = re.compile(
+    r"(?:(?:the|a|an|its|their|our|this|these|those|such|\S+['’]s)\s+){0,2}"
+)
 _DEFINING = re.compile(
     r"\s*(?:\([^)]*\)\s*)?(?:is|are|was|were|means|refers to|represents|consists"
     r"|comprises|includes?)\b|\s*,\s*(?:a|an|the)\b"

@@ -220,6 +220,38 @@ def test_a_glossary_entry_answers_what_its_term_is():
     assert claims[0].text.startswith("A defect in a software or human system")
 
 
+USING_THE_TERM = (
+    "The simplest way to think about white-box monitoring versus black-box "
+    "monitoring is that black-box monitoring is symptom-oriented. We combine heavy "
+    "use of white-box monitoring with modest uses of black-box monitoring. "
+    "Therefore, black-box monitoring is sometimes cause-oriented."
+)
+
+
+def test_the_glossary_entry_of_the_term_asked_outranks_sentences_using_the_term():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What is black-box monitoring?",
+        [source("S1", USING_THE_TERM), source("S2", "Other entries.\n\n" + GLOSSARY)],
+    )
+
+    assert claims[0].text.startswith("Testing externally visible behavior")
+    assert claims[0].source_ids == ["S2"]
+
+
+def test_a_sentence_about_something_else_does_not_say_what_the_term_is():
+    defining = (
+        "Black-box monitoring is testing externally visible behavior as a user "
+        "would see it."
+    )
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What is black-box monitoring?",
+        [source("S1", USING_THE_TERM), source("S2", defining)],
+    )
+
+    assert claims[0].text == defining
+
+
 def test_the_sentence_that_says_what_the_thing_asked_for_is_answers_it():
     text = (
         "Dashboards normally include some form of the four golden signals of "
