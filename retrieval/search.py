@@ -33,7 +33,7 @@ from .embeddings import get_embedder
 from .index import Snapshot, snapshot_cache
 from .models import Chunk
 from .terms import term_hash
-from .tokens import keyword_tokens, normalized, word_pairs
+from .tokens import normalized, query_tokens, word_pairs
 
 PROFILES = ("keyword", "vector", "hybrid-v1")
 DEFAULT_PROFILE = "hybrid-v1"
@@ -132,11 +132,11 @@ def search_snapshots(
     run = SearchRun(
         profile=profile, question=question, statistics=TermStatistics(snapshots)
     )
-    query_tokens = keyword_tokens(question)
+    query_terms = query_tokens(question)
     if profile in ("keyword", "hybrid-v1"):
         run.keyword = _top(
             snapshots,
-            [snapshot.keyword_top(query_tokens, CANDIDATES) for snapshot in snapshots],
+            [snapshot.keyword_top(query_terms, CANDIDATES) for snapshot in snapshots],
         )
     if profile in ("vector", "hybrid-v1"):
         query_vector = get_embedder().embed([question])[0]
@@ -152,7 +152,7 @@ def search_snapshots(
     else:
         run.fused = _fuse(run.keyword, run.vector)
         run.reranked = _rerank(
-            run.fused[:RERANK_DEPTH], question, snapshots, query_tokens
+            run.fused[:RERANK_DEPTH], question, snapshots, query_terms
         )
         # Rerank bonuses are never negative, so the unreranked tail stays below.
         ranked = run.reranked + run.fused[RERANK_DEPTH:]
@@ -209,7 +209,7 @@ def _rerank(
     candidates: list[Hit],
     question: str,
     snapshots: list[Snapshot],
-    query_tokens: list[str],
+    query_terms: list[str],
 ) -> list[Hit]:
     """Add to the fused score how much of the question a chunk covers, and how closely.
 
@@ -225,7 +225,7 @@ def _rerank(
     for snapshot in snapshots:
         kb_id = snapshot.knowledge_base_id
         hits = [hit for hit in candidates if hit.knowledge_base_id == kb_id]
-        scores = snapshot.bm25_at(query_tokens, np.array([hit.row for hit in hits]))
+        scores = snapshot.bm25_at(query_terms, np.array([hit.row for hit in hits]))
         for hit, score in zip(hits, scores, strict=True):
             bm25[hit.chunk_id] = float(score)
     best_bm25 = max(bm25.values()) or 1.0

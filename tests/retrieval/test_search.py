@@ -164,6 +164,30 @@ class TestProfiles:
         scores = [r["score"] for r in english.json()["results"]]
         assert scores == sorted(scores, reverse=True)
 
+    def test_a_question_is_searched_by_its_subject_not_its_question_words(
+        self, ingest, knowledge_base, viewer, client_for
+    ):
+        ingest(
+            knowledge_base,
+            b"# Workshop\n\nWhat does it need? What does it know? What is it?\n",
+            filename="workshop.md",
+        )
+        readme = ingest(
+            knowledge_base,
+            b"# Converter\n\nThe converter reads documents written in a word "
+            b"processor and writes them as web pages, keeping their structure and "
+            b"leaving their styling to the reader's own style sheet. The following "
+            b"features are currently supported: headings, lists, tables, footnotes, "
+            b"images, bold, italics, links and line breaks.\n",
+            filename="readme.md",
+        )
+
+        response = post_search(
+            client_for(viewer), "What features does it support?", profile="keyword"
+        )
+
+        assert response.json()["results"][0]["document_id"] == str(readme.pk)
+
     def test_top_k_bounds(self, corpus, viewer, client_for):
         client = client_for(viewer)
         assert len(post_search(client, "the", top_k=1).json()["results"]) <= 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.tokens import tokenize
+from retrieval.tokens import query_tokens, tokenize
 from tests.retrieval.test_embeddings import LEAVE, LEAVE_ZH
 
 
@@ -62,3 +62,19 @@ def test_term_runs_give_the_terms_of_iter_terms(text: str) -> None:
 
     flattened = [(is_cjk, term) for is_cjk, terms in term_runs(text) for term in terms]
     assert flattened == list(iter_terms(text))
+
+
+def test_a_question_is_searched_without_its_english_function_words() -> None:
+    assert query_tokens("What features does Mammoth support?") == [
+        "features",
+        "mammoth",
+        "support",
+    ]
+
+
+def test_a_question_of_function_words_alone_keeps_them() -> None:
+    assert query_tokens("Who is it?") == ["who", "is", "it"]
+
+
+def test_chinese_function_words_stay_in_the_question() -> None:
+    assert "什么" in query_tokens("什么是总体评价？")
