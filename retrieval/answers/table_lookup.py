@@ -4,9 +4,11 @@ A row is named by its label, or its label with its section's ("Change in benefit
 obligation Service cost"): the IDF-weighted share of the label's words the
 question holds must reach `MIN_LABEL_SHARE`, and of the question's own words
 (apart from the operation and the years) that the label, its section and the
-table's caption hold, `MIN_QUESTION_SHARE`. Columns are named by their years, or
-by the other words of their labels. A table without a year the question names is
-not read for it.
+table's caption hold, `MIN_QUESTION_SHARE`; and a run of the question's naming
+words that the label has a word of must be held whole by the row and the table's
+labels ("Transportation" is not "Transportation equipment"). Columns are named
+by their years, or by the other words of their labels. A table without a year the
+question names is not read for it.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..tokens import normalized
+from ..tokens import normalized, term_runs
 from .calculator import parse_number
 from .evidence import tables_of
-from .question import Question, Term, analyse, has_cjk, stem
+from .question import STOPWORDS, Question, Term, analyse, has_cjk, stem
 from .ranking import Matcher
 from .tables import Row, Table, with_full_year
 from .types import Operand, Source, TermStatistics
@@ -73,6 +75,7 @@ def best_row(
     if not wanted:
         return None
     asked = Matcher(question.text)
+    phrases = _phrases(question.text)
     best: Match | None = None
     best_key = (0.0, 0.0, False)
     for source, table in tables:
@@ -84,6 +87,10 @@ def best_row(
                     continue
                 context = f"{label} {row.section} {table.columns[0]} {table.caption}"
                 score = _label_score(label, context, wanted, asked, statistics)
+                if score is not None and not _names_whole(
+                    phrases, label, f"{context} {' '.join(table.columns)}"
+                ):
+                    continue
                 if score is None or (best is not None and score < best.score):
                     continue
                 # Equal names: the label that also holds the question's other
@@ -114,6 +121,48 @@ def _names(row: Row, sections: Counter) -> list[str]:
     if row.section and sections[row.section] == 1:
         names.append(row.section)
     return [name for name in dict.fromkeys(names) if name]
+
+
+# Closed-class words that end a name without being function words elsewhere.
+_PHRASE_BREAK_TEXT = (
+    "against along among around after before beside besides beyond despite during "
+    "except including excluding like near since through throughout toward towards "
+    "until upon via within without certain such"
+)
+_PHRASE_BREAKS = frozenset(_PHRASE_BREAK_TEXT.split())
+
+
+def _phrases(text: str) -> list[frozenset[str]]:
+    """The runs of words that name things in a question, stemmed: split at
+    function and operation words, numbers, possessives and CJK ("the change in
+    Transportation equipment in 2019" -> {transportation, equipment})."""
+    phrases: list[frozenset[str]] = []
+    for is_cjk, terms in term_runs(text):
+        run: list[str] = []
+        for word in [*([] if is_cjk else terms), ""]:
+            folded = stem(word)
+            if (
+                not word.isalpha()  # also a possessive, a number, the end
+                or word in STOPWORDS
+                or word in _PHRASE_BREAKS
+                or folded in OPERATION_WORDS
+            ):
+                if run:
+                    phrases.append(frozenset(run))
+                run = []
+            else:
+                run.append(folded)
+    return phrases
+
+
+def _names_whole(phrases: list[frozenset[str]], label: str, context: str) -> bool:
+    """Whether every phrase of the question that the label names a word of is
+    held whole by the row's label, section, the table's column labels and
+    caption: a row "Transportation" does not answer for "Transportation
+    equipment"; "domestic discount rate" may name a column "Domestic 2019"."""
+    named = Matcher(label).words
+    held = Matcher(context).words
+    return all(phrase <= held for phrase in phrases if phrase & named)
 
 
 def _label_score(

@@ -177,3 +177,44 @@ def test_a_section_of_several_rows_does_not_name_one_of_them():
     tables = [(source("S1"), AFFILIATE)]
 
     assert best_row(analyse("What were the purchases in 2019?"), tables, None) is None
+
+
+EQUIPMENT = read_table(
+    [
+        "(in millions) | Domestic 2019 | Domestic 2018 | International 2019",
+        "Transportation | 157.7 | 157.0 | 12.1",
+        "Discount rate | 4.00% | 3.75% | 2.10%",
+    ]
+)
+
+
+def test_a_row_naming_part_of_the_item_asked_for_is_not_that_item():
+    tables = [(source("S1"), EQUIPMENT)]
+
+    match = best_row(
+        analyse("What was the change in Transportation equipment in 2019 from 2018?"),
+        tables,
+        None,
+    )
+
+    assert match is None
+
+
+def test_the_rest_of_the_item_may_be_named_by_a_column():
+    tables = [(source("S1"), EQUIPMENT)]
+
+    match = best_row(
+        analyse("What is the change in domestic discount rate in 2019?"), tables, None
+    )
+
+    assert match.row.label == "Discount rate"
+
+
+def test_the_owner_of_the_item_is_not_part_of_its_name():
+    tables = [(source("S1"), EQUIPMENT)]
+
+    match = best_row(
+        analyse("What was the company's Transportation in 2019?"), tables, None
+    )
+
+    assert match.row.label == "Transportation"
