@@ -167,29 +167,21 @@ def word_pairs(text: str) -> list[tuple[str, str, str]]:
     ]
 
 
-_ZH_STOPWORD_TEXT = (
-    "多少 什么 是 的 吗 呢 吧 啊 了 哪些 哪个 哪里 如何 怎么 怎样 怎么样 几 有 没有 "
-    "请问 请 一下 是否 能否 可以 能 会 要 为 在 和 与 及 或 分别 多久 多长 对 把 被 "
-    "我 我们 你 你们 他 她 它 这 那 这个 那个 其 之 所 以 于 "
+# Words that only shape an English question. Narrower than the answerer's
+# stopwords: "long" (long-term), "it" (IT), "may" (May) and "who" (WHO) name things.
+_QUESTION_WORD_TEXT = (
+    "what what's which whose when where where's why how how's is are was were be "
+    "been am do does did the a an of to in on at by for from with and or"
 )
-_EN_STOPWORD_TEXT = (
-    "a an the what which who whom whose when where why how is are was were be been "
-    "do does did of for in on to at by from with as and or per many much long "
-    "can could should would will i we you our my your it its this that these those "
-    "there their get gets have has had please tell me about any must shall may might "
-    "not no than then so if into under over another"
-)
-# Question and function words: they shape a question and say nothing of its subject.
-EN_STOPWORDS = frozenset(_EN_STOPWORD_TEXT.split())
-STOPWORDS = frozenset(_ZH_STOPWORD_TEXT.split()) | EN_STOPWORDS
+QUESTION_WORDS = frozenset(_QUESTION_WORD_TEXT.split())
 
 
 def query_tokens(question: str) -> list[str]:
-    """A question's BM25 tokens: `keyword_tokens` without English function words,
-    unless the question is nothing else. A knowledge base of FAQs and slides full of
+    """A question's BM25 tokens: `keyword_tokens` without `QUESTION_WORDS`, unless
+    the question is nothing else. A knowledge base of FAQs and slides full of
     "What ...?" would otherwise outrank the passage that holds the question's
     subject; jieba's Chinese function words are kept (leaving them out measured
-    worse answers, docs/answer-quality.md)."""
+    worse answers, docs/retrieval-quality.md)."""
     tokens = keyword_tokens(question)
-    kept = [token for token in tokens if token not in EN_STOPWORDS]
+    kept = [token for token in tokens if token not in QUESTION_WORDS]
     return kept or tokens

@@ -18,8 +18,21 @@ from functools import cached_property, lru_cache
 
 from core.text import HAN, NUMBER
 
-from ..tokens import STOPWORDS, iter_terms, keyword_tokens, normalized, segmenter
+from ..tokens import iter_terms, keyword_tokens, normalized, segmenter
 
+_STOPWORD_TEXT = (
+    # Chinese question and function words.
+    "多少 什么 是 的 吗 呢 吧 啊 了 哪些 哪个 哪里 如何 怎么 怎样 怎么样 几 有 没有 "
+    "请问 请 一下 是否 能否 可以 能 会 要 为 在 和 与 及 或 分别 多久 多长 对 把 被 "
+    "我 我们 你 你们 他 她 它 这 那 这个 那个 其 之 所 以 于 "
+    # English question and function words.
+    "a an the what which who whom whose when where why how is are was were be been "
+    "do does did of for in on to at by from with as and or per many much long "
+    "can could should would will i we you our my your it its this that these those "
+    "there their get gets have has had please tell me about any must shall may might "
+    "not no than then so if into under over another"
+)
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Single characters that glue words rather than name anything.
 _GLUE_CHARACTERS = frozenset(
     "的是了在和与及或有为被把这那其之所以于也都而就又吗呢吧啊么从向到给让由中"

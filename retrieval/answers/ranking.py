@@ -198,8 +198,14 @@ def _term_of(unit: Unit) -> str:
 
 def _is_entry_of(subject: str, unit: Unit) -> bool:
     term = normalized(_term_of(unit))
-    # "总体评价 global assessment": a term may be followed by its translation.
-    return term == subject or term.startswith(f"{subject} ")
+    if term == subject:
+        return True
+    # "总体评价 global assessment": a term may be followed by its translation, in
+    # the other script ("Credit risk management" is not the entry of "credit risk").
+    rest = term[len(subject) + 1 :]
+    return term.startswith(f"{subject} ") and bool(
+        _CJK_CHARACTER.search(subject)
+    ) != bool(_CJK_CHARACTER.search(rest))
 
 
 def _defines(subject: str, unit: Unit) -> bool:
@@ -209,14 +215,17 @@ def _defines(subject: str, unit: Unit) -> bool:
         return True
     quote = normalized(unit.quote)
     at = quote.find(subject)
-    # The subject opens the sentence ("The company's X are ..."): in "Therefore, X
-    # is ..." or "... about A versus X is that ..." the sentence says something else.
+    # The subject opens the sentence ("(a) The company's X are ...", "In practice, X
+    # are ..."): in "Therefore, X is ..." or "... about A versus X is that ..." the
+    # sentence says something else.
     if at < 0 or not _OPENS_WITH_SUBJECT.fullmatch(quote[:at]):
         return False
     return bool(_DEFINING.match(quote[at + len(subject) :]))
 
 
 _OPENS_WITH_SUBJECT = re.compile(
+    r"(?:(?:\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]|[•·▪*–-])\s*)?"  # a list's marker
+    r"(?:(?:in|as of)\s+[^,]{1,30}(?:,\s*\d{4})?,\s*)?"  # "In 2019, "
     r"(?:(?:the|a|an|its|their|our|this|these|those|such|\S+['’]s)\s+){0,2}"
 )
 _DEFINING = re.compile(

@@ -134,8 +134,10 @@ _PHRASE_BREAKS = frozenset(_PHRASE_BREAK_TEXT.split())
 
 def _phrases(text: str) -> list[frozenset[str]]:
     """The runs of words that name things in a question, stemmed: split at
-    function and operation words, numbers, possessives and CJK ("the change in
-    Transportation equipment in 2019" -> {transportation, equipment})."""
+    function and operation words, numbers, possessives, CJK and a participle
+    after a name ("the change in Transportation equipment in 2019" ->
+    {transportation, equipment}; "the revenue recognized" -> {revenue}; "deferred
+    revenue" stays whole)."""
     phrases: list[frozenset[str]] = []
     for is_cjk, terms in term_runs(text):
         run: list[str] = []
@@ -146,6 +148,7 @@ def _phrases(text: str) -> list[frozenset[str]]:
                 or word in STOPWORDS
                 or word in _PHRASE_BREAKS
                 or folded in OPERATION_WORDS
+                or (run and word.endswith(("ed", "ing")))
             ):
                 if run:
                     phrases.append(frozenset(run))

@@ -231,11 +231,43 @@ USING_THE_TERM = (
 def test_the_glossary_entry_of_the_term_asked_outranks_sentences_using_the_term():
     claims, _ = ExtractiveChat(min_score=0.3).draft(
         "What is black-box monitoring?",
-        [source("S1", USING_THE_TERM), source("S2", "Other entries.\n\n" + GLOSSARY)],
+        [
+            source("S1", USING_THE_TERM),
+            source("S2", "Black-box monitoring tools page the on-call engineer."),
+            source("S3", "Other entries.\n\n" + GLOSSARY),
+        ],
     )
 
     assert claims[0].text.startswith("Testing externally visible behavior")
-    assert claims[0].source_ids == ["S2"]
+    assert claims[0].source_ids == ["S3"]
+
+
+def test_an_entry_of_a_longer_term_is_not_the_entry_of_the_term_asked():
+    longer = "Credit risk management\n\nThe Group trades only with known parties."
+
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What is credit risk?",
+        [
+            source("S1", "The Group manages its credit risk centrally."),
+            source("S2", "Credit risk is the risk of financial loss to the Group."),
+            source("S3", "Other notes.\n\n" + longer),
+        ],
+    )
+
+    assert claims[0].text.startswith("Credit risk is the risk of financial loss")
+
+
+def test_a_definition_may_open_with_a_list_marker_or_a_setting():
+    for defining in (
+        "(a) Black-box monitoring is testing externally visible behavior.",
+        "In practice, black-box monitoring is testing externally visible behavior.",
+    ):
+        claims, _ = ExtractiveChat(min_score=0.3).draft(
+            "What is black-box monitoring?",
+            [source("S1", USING_THE_TERM), source("S2", defining)],
+        )
+
+        assert claims[0].text == defining
 
 
 def test_a_sentence_about_something_else_does_not_say_what_the_term_is():

@@ -169,7 +169,8 @@ class TestProfiles:
     ):
         ingest(
             knowledge_base,
-            b"# Workshop\n\nWhat does it need? What does it know? What is it?\n",
+            b"# Workshop\n\nWhat does the audience need? What does the audience "
+            b"know? What is the key idea?\n",
             filename="workshop.md",
         )
         readme = ingest(
@@ -183,7 +184,9 @@ class TestProfiles:
         )
 
         response = post_search(
-            client_for(viewer), "What features does it support?", profile="keyword"
+            client_for(viewer),
+            "What features does the tool support?",
+            profile="keyword",
         )
 
         assert response.json()["results"][0]["document_id"] == str(readme.pk)

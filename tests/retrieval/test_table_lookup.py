@@ -218,3 +218,13 @@ def test_the_owner_of_the_item_is_not_part_of_its_name():
     )
 
     assert match.row.label == "Transportation"
+
+
+def test_a_participle_after_the_item_asked_for_is_not_part_of_its_name():
+    tables = [(source("S1"), EQUIPMENT)]
+
+    match = best_row(
+        analyse("What was the Transportation recognized in 2019?"), tables, None
+    )
+
+    assert match.row.label == "Transportation"

@@ -64,16 +64,28 @@ def test_term_runs_give_the_terms_of_iter_terms(text: str) -> None:
     assert flattened == list(iter_terms(text))
 
 
-def test_a_question_is_searched_without_its_english_function_words() -> None:
+def test_a_question_is_searched_without_its_english_question_words() -> None:
     assert query_tokens("What features does Mammoth support?") == [
         "features",
         "mammoth",
         "support",
     ]
+    assert query_tokens("What’s new in version 2?") == ["new", "version", "2"]
 
 
-def test_a_question_of_function_words_alone_keeps_them() -> None:
-    assert query_tokens("Who is it?") == ["who", "is", "it"]
+def test_words_that_also_name_things_stay_in_the_question() -> None:
+    assert query_tokens("What is long-term debt?") == ["long", "term", "debt"]
+    assert query_tokens("How do I reset my IT password?") == [
+        "i",
+        "reset",
+        "my",
+        "it",
+        "password",
+    ]
+
+
+def test_a_question_of_question_words_alone_keeps_them() -> None:
+    assert query_tokens("Where and when?") == ["where", "and", "when"]
 
 
 def test_chinese_function_words_stay_in_the_question() -> None:
