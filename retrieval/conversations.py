@@ -29,7 +29,7 @@ from core.errors import NotFound, ValidationFailed
 from . import selectors
 from .answers import chat
 from .answers.followups import resolve_follow_up
-from .answers.types import Answer
+from .answers.types import Answer, ChatProvider
 from .models import Conversation, ConversationTurn
 
 # The resolver reads the newest question; older ones only for an item it lacks.
@@ -72,13 +72,18 @@ def conversation_prepare(
 
 
 def conversation_answer(
-    *, user, turn: PreparedTurn, knowledge_base_ids: list[str] | None = None
+    *,
+    user,
+    turn: PreparedTurn,
+    knowledge_base_ids: list[str] | None = None,
+    provider: ChatProvider | None = None,
 ) -> ConversationAnswer:
     """Answer a prepared turn and store it; nothing is stored if answering fails."""
     answer = chat.chat_answer(
         user=user,
         question=turn.resolved_question,
         knowledge_base_ids=knowledge_base_ids,
+        provider=provider,
     )
     _store_turn(user=user, turn=turn, answer=answer)
     return ConversationAnswer(answer, turn.conversation_id, turn.resolved_question)
@@ -90,12 +95,16 @@ def conversation_chat(
     question: str,
     conversation_id: uuid.UUID | None = None,
     knowledge_base_ids: list[str] | None = None,
+    provider: ChatProvider | None = None,
 ) -> ConversationAnswer:
     turn = conversation_prepare(
         user=user, question=question, conversation_id=conversation_id
     )
     return conversation_answer(
-        user=user, turn=turn, knowledge_base_ids=knowledge_base_ids
+        user=user,
+        turn=turn,
+        knowledge_base_ids=knowledge_base_ids,
+        provider=provider,
     )
 
 

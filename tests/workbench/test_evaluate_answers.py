@@ -13,7 +13,7 @@ from documents.models import Document, KnowledgeBase
 from retrieval.models import Chunk
 from workbench.evaluation.answer_quality import COLUMNS
 from workbench.evaluation.datasets import load_dataset
-from workbench.evaluation.matching import answer_hit, holds
+from workbench.evaluation.matching import answer_hit, contains, holds
 
 pytestmark = pytest.mark.django_db
 
@@ -326,3 +326,122 @@ def test_one_answer_written_as_a_string_is_one_answer(tmp_path):
         if q.text.startswith("How many days of annual")
     ]
     assert question.answers == ("25 days",)
+
+
+def kb_folder(tmp_path) -> Path:
+    """A knowledge-base folder in kb-dev's layout: documents, a manifest and
+    questions.json with a follow-up and a question to refuse."""
+    folder = tmp_path / "kb"
+    (folder / "policies").mkdir(parents=True)
+    (folder / "policies" / "leave.md").write_text(
+        "# Leave\n\n## Level 1\n\nLevel 1 staff receive 25 days of annual leave.\n\n"
+        "## Level 2\n\nLevel 2 staff receive 30 days of annual leave.\n",
+        encoding="utf-8",
+    )
+    (folder / "policies" / "other.md").write_text(
+        "# Parking\n\nVisitors park in the north lot.\n", encoding="utf-8"
+    )
+    (folder / "MANIFEST.sha256").write_text(
+        "0 policies/leave.md\n0 policies/other.md\n", encoding="utf-8"
+    )
+    questions = [
+        {
+            "file": "policies/leave.md",
+            "language": "en",
+            "kind": "number",
+            "question": "How many days of annual leave do level 1 staff receive?",
+            "answer": "25 days",
+            "answer_sentence": "Level 1 staff receive 25 days of annual leave.",
+        },
+        {
+            "file": "policies/leave.md",
+            "language": "en",
+            "kind": "followup",
+            "question": "And for level 2?",
+            "answer": "30 days",
+            "answer_sentence": "Level 2 staff receive 30 days of annual leave.",
+            "followup_of": 0,
+        },
+        {
+            "file": None,
+            "language": "en",
+            "kind": "unanswerable",
+            "question": "What is the travel per diem in Paris?",
+            "answer": "",
+            "answer_sentence": "",
+        },
+    ]
+    (folder / "questions.json").write_text(json.dumps(questions), encoding="utf-8")
+    return folder
+
+
+def test_a_kb_folder_asks_follow_ups_in_their_conversation(tmp_path):
+    folder = kb_folder(tmp_path)
+    out = io.StringIO()
+    call_command(
+        "evaluate_answers",
+        "--dataset",
+        str(folder),
+        "--json",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    report = json.loads(out.getvalue())
+
+    assert report["format"] == "kb"
+    assert (report["passages_published"], report["passages_held_out"]) == (2, 0)
+    rows = {row["slice"]: row for row in report["rows"]}
+    assert (rows["all"]["answerable"], rows["all"]["unanswerable"]) == (2, 1)
+    # The follow-up is only answerable as level 2 of the question before it.
+    assert rows["kind followup"]["answer-hit"] == 1.0
+    assert rows["all"]["answer-hit"] == 1.0
+    assert rows["all"]["refused-unanswerable"] == 1.0
+    assert {"lang en", "format md", "kind number"} <= rows.keys()
+
+
+def test_a_kb_hit_must_cite_the_gold_file(tmp_path):
+    folder = kb_folder(tmp_path)
+    questions = json.loads((folder / "questions.json").read_text())
+    questions[0]["file"] = "policies/other.md"  # holds no such answer
+    (folder / "questions.json").write_text(json.dumps(questions), encoding="utf-8")
+    out = io.StringIO()
+    call_command("evaluate_answers", "--dataset", str(folder), stdout=out)
+
+    text = out.getvalue()
+    assert "Misses (wrong answers first):" in text
+    # Answered with the right words from a file that is not the gold one: wrong.
+    misses = text.split("Misses (wrong answers first):")[1]
+    assert misses.lstrip().startswith("wrong")
+    assert "level 1 staff receive" in misses
+
+
+def test_a_follow_up_must_follow_a_question_before_it(tmp_path):
+    folder = kb_folder(tmp_path)
+    questions = json.loads((folder / "questions.json").read_text())
+    questions[1]["followup_of"] = 2
+    (folder / "questions.json").write_text(json.dumps(questions), encoding="utf-8")
+
+    with pytest.raises(CommandError, match="follows no question before it"):
+        call_command("evaluate_answers", "--dataset", str(folder))
+
+
+def test_the_kb_rule_compares_whole_text_after_nfkc_and_case_folding():
+    assert contains("The limit is ２４０ Annual Leave Hours.", "240 annual leave hours")
+    assert contains("试用期不得超过二个月", "二 个月")
+    assert not contains("试用期不得超过2个月", "二个月")
+    assert not contains("anything", "")
+
+
+def test_the_kb_dev_folder_reads_when_the_shared_corpus_is_there():
+    folder = Path(__file__).parents[3] / "shared/corpus/kb-dev"
+    if not folder.is_dir():
+        pytest.skip("../shared/corpus/kb-dev is not present")
+
+    dataset = load_dataset(folder)
+
+    assert dataset.format == "kb"
+    assert len(dataset.passages) == 23
+    assert len(dataset.questions) == 80
+    follow_ups = [q for q in dataset.questions if q.follows is not None]
+    assert len(follow_ups) == 5
+    assert sum(1 for q in dataset.questions if not q.answers) == 15

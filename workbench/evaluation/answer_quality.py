@@ -5,7 +5,11 @@ TAT-QA item) into a scratch knowledge base through the real ingestion path and a
 every question through `chat_answer`, as a member of that knowledge base. Questions
 about a published group are answerable; questions about the others are not, and
 must be refused. Scored by `matching` (see its rules); per run, and for TAT-QA per
-answer type.
+answer type. A knowledge-base folder (`kb`) publishes every document and asks its
+questions as conversations: a follow-up in the conversation of the question it
+continues. Its answers are scored by its README's rule (the gold answer held after
+NFKC, case-folding and removing whitespace, and the gold file cited), per kind,
+language and document format, with the misses listed, wrong answers first.
 """
 
 from __future__ import annotations
@@ -13,15 +17,19 @@ from __future__ import annotations
 import json
 import statistics
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import PurePosixPath
 from typing import IO
 
 from retrieval.answers.chat import chat_answer
 from retrieval.answers.providers import get_chat_provider
+from retrieval.answers.types import Answer
+from retrieval.conversations import conversation_chat
 
 from .datasets import Dataset, EvalQuestion
-from .matching import answer_hit
+from .matching import answer_hit, contains
 from .report import text_table
 from .scratch import ScratchKnowledgeBase
 
@@ -53,10 +61,25 @@ class Outcome:
     answer: str
     claims: int
     milliseconds: float
+    kind: str = ""
+    language: str = ""
+    cited: tuple[str, ...] = ()  # the file names of the sources cited
 
     @property
     def chars(self) -> int:
         return len(self.answer)
+
+    @property
+    def document_format(self) -> str:
+        return PurePosixPath(self.passage_key).suffix.lstrip(".").lower()
+
+    @property
+    def verdict(self) -> str:
+        """hit, wrong or refused (answerable); right (refused) or answered
+        (unanswerable)."""
+        if self.answerable:
+            return "hit" if self.hit else "refused" if self.refused else "wrong"
+        return "right" if self.refused else "answered"
 
 
 @dataclass(frozen=True)
@@ -112,6 +135,8 @@ class AnswerReport:
 
     def slices(self) -> list[SliceResult]:
         slices = [SliceResult("all", tuple(self.outcomes))]
+        if self.format == "kb":
+            slices.extend(self._kb_slices())
         if self.format == "tatqa":
             slices.extend(
                 SliceResult(
@@ -120,6 +145,43 @@ class AnswerReport:
                 for kind in ANSWER_TYPES
             )
         return slices
+
+    def _kb_slices(self) -> list[SliceResult]:
+        """Per kind (an unanswerable question's kind is "unanswerable"), per
+        language, and per document format (answerable questions only)."""
+        slices = []
+        for label, key in (
+            ("kind", lambda o: o.kind),
+            ("lang", lambda o: o.language),
+            ("format", lambda o: o.document_format),
+        ):
+            values = sorted({key(o) for o in self.outcomes if key(o)})
+            slices.extend(
+                SliceResult(
+                    f"{label} {value}",
+                    tuple(o for o in self.outcomes if key(o) == value),
+                )
+                for value in values
+            )
+        return slices
+
+    def misses(self) -> list[str]:
+        """One line per question not answered right: wrong answers first (the
+        worst outcome), then unanswerable ones answered, then refusals."""
+        order = ("wrong", "answered", "refused")
+        lines = []
+        for verdict in order:
+            for outcome in self.outcomes:
+                if outcome.verdict != verdict:
+                    continue
+                said = outcome.answer.replace("\n", " ")[:160] or "(refused)"
+                gold = " | ".join(outcome.gold) or "(refuse)"
+                lines.append(
+                    f"{verdict:8} [{outcome.kind or outcome.answer_type}"
+                    f" {outcome.language}] {outcome.question}\n"
+                    f"         gold: {gold}\n         said: {said}"
+                )
+        return lines
 
     def as_json(self) -> dict:
         return {
@@ -176,6 +238,8 @@ class AnswerEvaluator:
         self.keep = keep
         self.write = write
         self.scratch = ScratchKnowledgeBase(dataset.name, write=write)
+        # kb: the conversation of each question asked, for its follow-ups.
+        self.conversations: dict[int, uuid.UUID] = {}
 
     def run(self) -> AnswerReport:
         groups = published_groups(self.dataset)
@@ -189,7 +253,11 @@ class AnswerEvaluator:
             outcomes = []
             for done, question in enumerate(self.dataset.questions, start=1):
                 outcomes.append(
-                    self.ask(question, question.passage_key in answerable_keys)
+                    self.ask(
+                        question,
+                        question.passage_key in answerable_keys,
+                        index=done - 1,
+                    )
                 )
                 if done % 500 == 0:
                     self.write(f"asked {done}/{len(self.dataset.questions)}")
@@ -221,11 +289,47 @@ class AnswerEvaluator:
             provider=self.provider,
         )
 
-    def ask(self, question: EvalQuestion, answerable: bool) -> Outcome:
+    def _converse(self, question: EvalQuestion, index: int) -> Answer:
+        """A kb question in a conversation of its own, a follow-up in the
+        conversation of the question it continues."""
+        result = conversation_chat(
+            user=self.scratch.user,
+            question=question.text,
+            conversation_id=self.conversations.get(question.follows),
+            knowledge_base_ids=[self.scratch.id],
+            provider=self.provider,
+        )
+        self.conversations[index] = result.conversation_id
+        return result.answer
+
+    def ask(
+        self, question: EvalQuestion, answerable: bool, *, index: int = 0
+    ) -> Outcome:
         started = time.perf_counter()
-        answer = self._chat(question.text)
+        if self.dataset.format == "kb":
+            answer = self._converse(question, index)
+        else:
+            answer = self._chat(question.text)
         milliseconds = (time.perf_counter() - started) * 1000
         claims_text = "\n".join(claim.text for claim in answer.claims)
+        cited = tuple(dict.fromkeys(source.filename for source in answer.sources))
+        if self.dataset.format == "kb":
+            hit = (
+                answerable
+                and not answer.refused
+                and any(contains(claims_text, gold) for gold in question.answers)
+                and PurePosixPath(question.passage_key).name in cited
+            )
+        else:
+            hit = (
+                answerable
+                and not answer.refused
+                and answer_hit(
+                    claims_text,
+                    question.answers,
+                    all_of=question.answer_type == "multi-span",
+                )
+            )
         return Outcome(
             question=question.text,
             passage_key=question.passage_key,
@@ -233,14 +337,11 @@ class AnswerEvaluator:
             answer_type=question.answer_type,
             answerable=answerable,
             refused=answer.refused,
-            hit=answerable
-            and not answer.refused
-            and answer_hit(
-                claims_text,
-                question.answers,
-                all_of=question.answer_type == "multi-span",
-            ),
+            hit=hit,
             answer="" if answer.refused else answer.answer,
             claims=len(answer.claims),
             milliseconds=milliseconds,
+            kind=question.kind,
+            language=question.language,
+            cited=cited,
         )

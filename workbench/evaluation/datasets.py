@@ -7,7 +7,11 @@ paragraphs and questions): one passage per item, the table as Markdown rows, the
 the paragraphs; each item is its own group. Documents (`files`: a `root` folder
 relative to the data set's file, the `documents` under it, and `questions`, each
 with the `document` that answers it and its `answers`, or none when it must be
-refused): every file uploaded as it is, all in one group.
+refused): every file uploaded as it is, all in one group. A knowledge-base folder
+(`kb`, the layout of `../shared/corpus/kb-dev/`): its documents (listed in
+`MANIFEST.sha256`, or named by the questions) and `questions.json`, a list of
+`{file, language, kind, question, answer}` with `followup_of` (the index of the
+question a follow-up continues) and `file: null` for a question to refuse.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-FORMATS = ("squad", "tatqa", "files")
+FORMATS = ("squad", "tatqa", "files", "kb")
+# The formats whose documents are uploaded as they are, every one published.
+DOCUMENT_FORMATS = ("files", "kb")
 # The formats whose passages are text a search baseline can index.
 PASSAGE_FORMATS = ("squad", "tatqa")
 
@@ -44,6 +50,9 @@ class EvalQuestion:
     answers: tuple[str, ...] = ()
     answer_type: str = "span"  # TAT-QA: span, multi-span, arithmetic, count
     scale: str = ""  # TAT-QA: "", thousand, million, billion, percent
+    kind: str = ""  # kb: fact, number, table, list, definition, procedure, followup
+    language: str = ""  # kb: en, zh
+    follows: int | None = None  # kb: the index of the question this one continues
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,9 @@ class Dataset:
 
 
 def load_dataset(path: Path, data_format: str = "auto") -> Dataset:
+    path = Path(path)
+    if path.is_dir() or data_format == "kb":
+        return kb_dataset(path)
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -189,6 +201,54 @@ def files_dataset(
             raise ValueError(f"{question['question']!r} names no listed document.")
         questions.append(EvalQuestion(question["question"].strip(), document, answers))
     return passages, questions
+
+
+def kb_dataset(folder: Path) -> Dataset:
+    """A knowledge-base folder: its documents and `questions.json`."""
+    try:
+        raw = json.loads((folder / "questions.json").read_text(encoding="utf-8"))
+        manifest = folder / "MANIFEST.sha256"
+        listed = (
+            [line.split(None, 1)[1].strip() for line in _lines(manifest)]
+            if manifest.exists()
+            else []
+        )
+        named = [str(q["file"]) for q in raw if q.get("file")]
+        names = list(dict.fromkeys([*listed, *named]))
+        passages = [
+            EvalPassage(
+                name, "", Path(name).name, "", data=(folder / name).read_bytes()
+            )
+            for name in names
+        ]
+        questions = [_kb_question(index, item, raw) for index, item in enumerate(raw)]
+    except OSError as error:
+        raise DatasetError(f"{folder} cannot be read: {error}") from error
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as error:
+        raise DatasetError(f"{folder} is not a kb data set: {error}") from error
+    if not passages or not questions:
+        raise DatasetError(f"{folder} holds no documents with questions.")
+    return Dataset(folder.name, "kb", tuple(passages), tuple(questions))
+
+
+def _kb_question(index: int, item: dict, raw: list) -> EvalQuestion:
+    follows = item.get("followup_of")
+    if follows is not None and not 0 <= int(follows) < index:
+        raise ValueError(f"question {index} follows no question before it")
+    answer = str(item.get("answer") or "").strip()
+    document = str(item.get("file") or "") if answer else ""
+    return EvalQuestion(
+        str(item["question"]).strip(),
+        document,
+        answers=(answer,) if answer else (),
+        kind=str(item.get("kind") or ""),
+        language=str(item.get("language") or ""),
+        follows=None if follows is None else int(follows),
+    )
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def _tatqa_answers(answer: object) -> tuple[str, ...]:

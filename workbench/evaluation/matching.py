@@ -56,3 +56,14 @@ def answer_hit(answer_text: str, answers: Sequence[str], *, all_of: bool) -> boo
         return False
     found = (holds(answer_text, gold) for gold in answers)
     return all(found) if all_of else any(found)
+
+
+def contains(answer_text: str, gold: str) -> bool:
+    """A knowledge-base folder's rule: the gold answer held after NFKC,
+    case-folding and removing all whitespace (nothing else)."""
+
+    def plain(text: str) -> str:
+        return _SPACE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+    wanted = plain(gold)
+    return bool(wanted) and wanted in plain(answer_text)

@@ -15,8 +15,10 @@ from workbench.evaluation.scratch import EvaluationError
 
 class Command(BaseCommand):
     help = (
-        "Measure answer quality on a SQuAD-style or TAT-QA data set: publish every "
-        "other article (SQuAD) or item (TAT-QA) into a scratch knowledge base "
+        "Measure answer quality on a SQuAD-style or TAT-QA data set, a documents "
+        "data set or a knowledge-base folder (kb-dev): publish every other "
+        "article (SQuAD) or item (TAT-QA), or every document, into a scratch "
+        "knowledge base "
         "through the real ingestion path, ask every question through the chat "
         "service and report the answer-hit rate, wrong answers and refusals (the "
         "questions about unpublished passages must be refused), the median answer "
@@ -25,7 +27,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--dataset", type=Path, required=True, help="Path of the JSON data set."
+            "--dataset",
+            type=Path,
+            required=True,
+            help="Path of the JSON data set, or of a knowledge-base folder.",
         )
         parser.add_argument(
             "--format",
@@ -91,3 +96,7 @@ class Command(BaseCommand):
             f"{report.held_out} held out, ingested in {report.ingest_seconds:.1f} s"
         )
         self.stdout.write(report.table())
+        if report.format == "kb":
+            self.stdout.write("\nMisses (wrong answers first):")
+            for line in report.misses():
+                self.stdout.write(line)
