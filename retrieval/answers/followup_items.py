@@ -54,11 +54,22 @@ class Item:
 
 
 _NOT_ALNUM_BEFORE, _NOT_ALNUM_AFTER = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+# "over 150 kg" / "under 150 kg": one amount, on either side of it. The amount
+# is the label, the comparison the value a follow-up swaps.
+COMPARISONS = (
+    "over|under|above|below|more than|less than|fewer than|at least|at most|up to"
+)
 _ITEM_PATTERNS = [
-    # "level 2", "version 2.1", "tier B" (the letter as a capital).
+    re.compile(
+        rf"{_NOT_ALNUM_BEFORE}(?P<value>{COMPARISONS})\s+"
+        rf"(?P<label>\d+(?:[.,]\d+)*(?:\s?(?:%|[A-Za-z]{{1,6}}\b))?)",
+        re.IGNORECASE,
+    ),
+    # "level 2", "version 2.1", "tier B", "level AA" (letters as capitals, one
+    # letter repeated: grades).
     re.compile(
         rf"{_NOT_ALNUM_BEFORE}(?P<label>[A-Za-z][A-Za-z-]*)\s+"
-        rf"(?P<value>\d+(?:\.\d+)*|[A-Z]){_NOT_ALNUM_AFTER}"
+        rf"(?P<value>\d+(?:\.\d+)*|(?P<letter>[A-Z])(?P=letter){{0,2}}){_NOT_ALNUM_AFTER}"
     ),
     # "SEV2", "SEV-2", "Q3", "P1", "FY2019", "level-2".
     re.compile(
@@ -87,14 +98,14 @@ def named_items(text: str) -> list[Item]:
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue
             value = match["value"]
-            key = label.lower().replace("-", "")
+            key = label.lower().replace("-", "").replace(" ", "")
             if not key or (key == "年" and _YEAR.match(value)):
                 key = "#year"
             taken.append((match.start(), match.end()))
             found.append(
                 Item(
                     key,
-                    value.upper() if value.isalpha() else value,
+                    value.upper() if len(value) == 1 and value.isalpha() else value,
                     match.start(),
                     match.end(),
                     match.start("value"),

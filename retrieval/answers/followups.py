@@ -96,6 +96,44 @@ def _names_several(x: str, earlier: str) -> bool:
     return any(len(values.get(key, ())) > 1 for key in keys)
 
 
+# A grade written alone: "AAA" for the "level AA" of the previous question.
+_GRADE = re.compile(r"^(?P<letter>[A-Z])(?P=letter){0,2}$")
+# A name: capitalised words ("Yorkshire", "Direct Debit").
+_NAME = re.compile(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+
+
+def _replace_grade(x: str, earlier: str) -> str | None:
+    """The previous question with its one grade of X's letter replaced by X."""
+    if not _GRADE.match(x):
+        return None
+    grades = [
+        item
+        for item in named_items(earlier)
+        if item.value[:1] == x[0] and _GRADE.match(item.value) and item.value != x
+    ]
+    if len({item.value for item in grades}) != 1:
+        return None
+    return apply_edits(earlier, [(g.value_start, g.value_end, x) for g in grades])
+
+
+def _replace_after_preposition(x: str, preposition: str, earlier: str) -> str | None:
+    """ "And in Yorkshire?" after "... in London?": the one name after the same
+    preposition is the counterpart of a name X."""
+    if not preposition or not _NAME.fullmatch(x):
+        return None
+    spans = [
+        match.span("name")
+        for match in re.finditer(
+            rf"\b{preposition}\s+(?:the\s+)?(?P<name>{_NAME.pattern})", earlier
+        )
+        if match["name"] != x
+    ]
+    if len(spans) != 1:
+        return None
+    start, end = spans[0]
+    return earlier[:start] + x + earlier[end:]
+
+
 # --- Correspondence: the part of the previous question X stands for ------------------
 
 
@@ -163,8 +201,9 @@ def _common_prefix(a: str, b: str) -> int:
 
 _EN_ELLIPSIS = re.compile(
     r"^(?P<frame>(?:(?:and|but|so|also|then|ok(?:ay)?)[,\s]+)?"
-    r"(?:(?:what|how)\s+about|same\s+for)?[,\s]*"
-    r"(?:(?:for|in|with|at|on|under|during|to|of|if|when)\s+)?)"
+    r"(?:(?:what|how)\s+about|what\s+if|same\s+for)?[,\s]*"
+    r"(?:(?P<preposition>for|in|with|at|on|under|during|to|of|if|when)\s+"
+    r"(?!least\b|most\b|\d))?)"
     r"(?P<x>.*?)(?P<end>[\s?？!！.。]*)$",
     re.IGNORECASE,
 )
@@ -180,6 +219,7 @@ class _Ellipsis:
     x_start: int
     x_end: int
     asks: bool = False  # a short question without a topic: it takes the last one
+    preposition: str = ""  # "in" of "And in Yorkshire?"
 
 
 def _ellipsis(question: str) -> _Ellipsis | None:
@@ -209,7 +249,8 @@ def _ellipsis(question: str) -> _Ellipsis | None:
         return _Ellipsis(match["x"], match.start("x"), match.end("x"), asks=True)
     elif not any(token.content for token in x_tokens):
         return None  # "OK", "谢谢！"
-    return _Ellipsis(match["x"], match.start("x"), match.end("x"))
+    preposition = (match.groupdict().get("preposition") or "").lower()
+    return _Ellipsis(match["x"], match.start("x"), match.end("x"), False, preposition)
 
 
 @dataclass(frozen=True)
@@ -276,7 +317,11 @@ def _resolve_ellipsis(
     x, earlier = ellipsis.x.strip(), previous[-1]
     core = _strip_leading_stopwords(x)
     if core and not ellipsis.asks:
-        replaced = _replace_siblings(core, previous)
+        replaced = (
+            _replace_siblings(core, previous)
+            or _replace_grade(core, earlier)
+            or _replace_after_preposition(core, ellipsis.preposition, earlier)
+        )
         if replaced is not None:
             return replaced
         span = (
@@ -345,10 +390,15 @@ def resolve_follow_up(question: str, previous: Sequence[str]) -> str:
     text = question.strip()
     if not previous or not text:
         return question
+    ellipsis = _ellipsis(text)
+    if ellipsis is not None and not ellipsis.asks:
+        # "What if they're under 150 kg?": the item swapped, not the pronoun.
+        replaced = _replace_siblings(ellipsis.x.strip(), previous)
+        if replaced is not None:
+            return replaced
     resolved = resolve_pronouns(text, previous[-1])
     if resolved is not None:
         return resolved
-    ellipsis = _ellipsis(text)
     if ellipsis is not None:
         return _resolve_ellipsis(text, ellipsis, previous)
     return question

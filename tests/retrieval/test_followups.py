@@ -125,6 +125,50 @@ class TestSiblingItems:
         ) == ("and for level 3 incidents paged?")
 
 
+class TestAmountsGradesAndNames:
+    """One side of an amount, a grade written alone, a name after the same
+    preposition: what people swap in a follow-up."""
+
+    DRONES = "Our drones weigh over 150 kg. Which manuals go into the application?"
+
+    @pytest.mark.parametrize(
+        ("question", "previous", "expected"),
+        [
+            (
+                "What if they're under 150 kg?",
+                DRONES,
+                "Our drones weigh under 150 kg. Which manuals go into the application?",
+            ),
+            (
+                "And at least 25 kg?",
+                "Which forms apply to parcels of more than 25 kg?",
+                "Which forms apply to parcels of at least 25 kg?",
+            ),
+            (
+                "And for AAA?",
+                "What minimum contrast ratio was chosen for WCAG level AA text?",
+                "What minimum contrast ratio was chosen for WCAG level AAA text?",
+            ),
+            (
+                "And in Yorkshire?",
+                "On Direct Debit, what is the unit rate in London?",
+                "On Direct Debit, what is the unit rate in Yorkshire?",
+            ),
+        ],
+    )
+    def test_swapped(self, question, previous, expected):
+        assert resolved(question, previous) == expected
+
+    def test_a_name_after_a_preposition_named_twice_is_not_guessed(self):
+        earlier = "What is the rate in London and in Leeds?"
+        assert "Yorkshire" in resolved("And in Yorkshire?", earlier)
+        assert "London" in resolved("And in Yorkshire?", earlier)
+
+    def test_another_amount_is_no_sibling(self):
+        # 150 kg is not 25 kg: nothing to swap, the question takes the topic.
+        assert "over 150 kg" in resolved("What if they're under 25 kg?", self.DRONES)
+
+
 class TestCorrespondingPhrase:
     @pytest.mark.parametrize(
         ("question", "previous", "expected"),
