@@ -320,6 +320,12 @@ LOGGING = {
 INGESTION_POLL_INTERVAL = env.float("INGESTION_POLL_INTERVAL", default=1.0)
 INGESTION_CLAIM_WINDOW = env.int("INGESTION_CLAIM_WINDOW", default=16)
 INGESTION_EMBED_BATCH = env.int("INGESTION_EMBED_BATCH", default=32)
+# A parser process that embeds the chunks it cut is held to this many seconds per
+# batch instead of the parse time limit (E5 embeds a few chunks a second; a batch
+# of 32 long ones took under a minute on a loaded two-core machine).
+INGESTION_EMBED_TIMEOUT_SECONDS = env.float(
+    "INGESTION_EMBED_TIMEOUT_SECONDS", default=120.0
+)
 # Progress is written at most this often (the final state always is): a small
 # document's stages go by faster than anyone can read them.
 INGESTION_PROGRESS_INTERVAL_SECONDS = env.float(

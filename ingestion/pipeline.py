@@ -6,9 +6,10 @@ and the pipeline stops without touching anything else. Before each report, and
 while it waits for the parser, it calls `interrupt()`, through which the worker
 stops it early (lease lost, shutdown grace over). Parsing runs in the worker's
 parser processes (`sandbox.py`), bounded in time, memory, pages, DOCX size and
-the text and chunks one document may produce; so do
-chunking and, when the embedder is `portable` (the local one), embedding, except for
-PDFs, whose pages the worker gathers before chunking them.
+the text and chunks one document may produce; so do chunking and, when the
+embedder is `portable` (the local ones), embedding, a batch at a time with its
+progress reported, except for PDFs, whose pages the worker gathers before chunking
+and embedding them.
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ class IngestionPipeline:
         self.report(TaskStage.PARSE, 0, 1)
         extracted = self.parse(document, data)
         chunks = extracted.chunks
-        self.report(TaskStage.PARSE, self._pages, self._pages)
+        self._parsed()
 
         if extracted.vectors is None:
             vectors = self.embed(chunks)
@@ -284,6 +285,18 @@ class IngestionPipeline:
         self._pages = total
         self.report(TaskStage.PARSE, done, total)
 
+    def _parsed(self) -> None:
+        """The parse stage complete, unless the parsers' first embedded batch
+        already moved on to the next."""
+        if self._stage == TaskStage.PARSE:
+            self.report(TaskStage.PARSE, self._pages, self._pages)
+
+    def _chunks_embedded(self, done: int, total: int) -> None:
+        # Embedding in the parsers: a large document's vectors take a while with
+        # a semantic model, and its task shows them coming.
+        self._parsed()
+        self.report(TaskStage.EMBEDDING, done, total)
+
     def _while_parsing(self) -> None:
         # Called every few tenths of a second while the parser works: a long parse
         # shows up as the current stage even though no report follows it soon.
@@ -344,7 +357,10 @@ class IngestionPipeline:
                 embedder=self.embedder
                 if getattr(self.embedder, "portable", False)
                 else None,
+                embed_batch=self.batch_size,
+                embed_timeout=settings.INGESTION_EMBED_TIMEOUT_SECONDS,
                 progress=self._pages_read,
+                embedded=self._chunks_embedded,
             )
             chunks = extracted.chunks
             check_chunk_count(len(chunks), limits.max_chunks)

@@ -8,15 +8,16 @@ to them over sockets, in plain checked data (`wire.py`: never a pickle from a pa
             it uses -> wait for the replies, up to the time limit, calling
             `interrupt()` every POLL_SECONDS (it may raise to give up)
     parser: parse_document(kind, data, limits, shard), then for "chunks" chunk the
-            blocks and embed them -> reply, or ParseError
+            blocks and embed them a batch at a time, saying how many are done
+            -> reply, or ParseError
 
 A PDF is read by all of them at once, each taking every n-th page (pdfminer spends
 its time page by page, and interleaving spreads heavy pages evenly); the blocks come
 back merged in page order and are chunked here, since a section runs across pages.
 A large DOCX is cut into runs that start at headings, one per parser; each parser
-chunks its run and, with an embedder that can run anywhere (the local hashing one),
-embeds it, so parsing, chunking and embedding all use every core. Other kinds go to
-the first parser alone, which chunks and embeds them too.
+chunks its run and, with an embedder that can run anywhere (the local ones: E5,
+hashing), embeds it, so parsing, chunking and embedding all use every core. Other
+kinds go to the first parser alone, which chunks and embeds them too.
 
 A parser is forked from a small server process (`server.py`) that the worker starts
 once, exec'd with an allow-listed environment and no inherited descriptors, and that
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import os
 import signal
 import time
@@ -269,14 +271,22 @@ class ParseSandbox:
         interrupt: Callable[[], None] = lambda: None,
         processes: int = 1,
         embedder: Embedder | None = None,
+        embed_batch: int = 32,
+        embed_timeout: float = 120.0,
         progress: Callable[[int, int], None] = lambda done, total: None,
+        embedded: Callable[[int, int], None] = lambda done, total: None,
     ) -> Extracted:
         """Chunks of the document, and their vectors when `embedder` is given.
 
         Chunking needs whole sections: PDF pages come back from their parsers as
         blocks and are chunked here; a DOCX is cut at headings, so each parser
         chunks (and embeds) its own part. `embedder` must be picklable and run
-        anywhere (`portable`); the time and memory limits cover its work too.
+        anywhere (`portable`); the memory limit covers its work too. Each parser
+        embeds `embed_batch` chunks at a time and `embedded(done, total)` hears
+        the chunks embedded by all of them. The time limit is the parse's: a
+        parser that has started embedding is held instead to `embed_timeout`
+        seconds per batch (a semantic model embeds a few chunks a second, and a
+        document's chunks are bounded by `limits.max_chunks`).
         """
         if kind in PAGE_SHARDED_KINDS:
             blocks = self.parse(
@@ -292,7 +302,9 @@ class ParseSandbox:
             return Extracted(chunk_blocks(blocks, max_chunks=limits.max_chunks), None)
         shards = _shard_count(kind, data, processes)
         requests = [
-            wire.Request("chunks", kind, data, limits, (i, shards), embedder)
+            wire.Request(
+                "chunks", kind, data, limits, (i, shards), embedder, embed_batch
+            )
             for i in range(shards)
         ]
         parts: list[wire.ExtractedPart] = self._run(
@@ -301,6 +313,8 @@ class ParseSandbox:
             memory_bytes=memory_bytes,
             interrupt=interrupt,
             progress=progress,
+            embedded=embedded,
+            embed_timeout=embed_timeout,
         )
         chunks = join_chunk_runs((part.chunks, part.text_length) for part in parts)
         if embedder is None or not chunks:
@@ -321,13 +335,22 @@ class ParseSandbox:
         memory_bytes: int | None,
         interrupt: Callable[[], None],
         progress: Callable[[int, int], None],
+        embedded: Callable[[int, int], None] = lambda done, total: None,
+        embed_timeout: float = 0.0,
     ) -> list:
         """One request per parser, all at once; their answers in request order.
 
-        `progress(done, total)` hears the pages read by all of them together."""
+        `progress(done, total)` hears the pages read by all of them together,
+        `embedded(done, total)` the chunks they embedded."""
         parsers = self._parsers_for(len(requests), memory_bytes)
         exchange = _Exchange(
-            self.server, parsers, requests, timeout=timeout, progress=progress
+            self.server,
+            parsers,
+            requests,
+            timeout=timeout,
+            progress=progress,
+            embedded=embedded,
+            embed_timeout=embed_timeout,
         )
         try:
             for index, (parser, request) in enumerate(
@@ -351,7 +374,8 @@ class ParseSandbox:
 
 class _Exchange:
     """The state of one `ParseSandbox._run`: which parsers still owe their reply,
-    the replies in, the pages read and the deadline requests for time push back."""
+    the replies in, the pages read and the deadline requests for time push back,
+    the chunks embedded and the deadline of each parser that embeds."""
 
     def __init__(
         self,
@@ -361,6 +385,8 @@ class _Exchange:
         *,
         timeout: float,
         progress: Callable[[int, int], None],
+        embedded: Callable[[int, int], None],
+        embed_timeout: float,
     ) -> None:
         first = requests[0]
         embedder = first.embedder
@@ -383,6 +409,10 @@ class _Exchange:
         self.replies: list[wire.Reply | None] = [None] * self.shards
         self.pages: dict[int, tuple[int, int]] = {}  # per shard: (read, of)
         self.extensions = [0] * self.shards
+        self.embedded = embedded
+        self.embed_timeout = embed_timeout
+        self.chunks: dict[int, tuple[int, int]] = {}  # per shard: (embedded, of)
+        self.embed_deadlines: dict[int, float] = {}  # per shard that embeds
 
     def receive(self, conn: Channel) -> None:
         """Read and act on one message from the parser on `conn`."""
@@ -403,6 +433,8 @@ class _Exchange:
             self._extend_deadline(index, reply.value)
         elif reply.kind == "progress":
             self._report_pages(index, reply.value)
+        elif reply.kind == "embedded":
+            self._report_chunks(index, reply.value)
         else:
             self._finish(conn, index, reply)
 
@@ -422,6 +454,13 @@ class _Exchange:
         if len(self.pages) == self.shards:  # each has said how many it reads
             self.progress(*map(sum, zip(*self.pages.values(), strict=True)))
 
+    def _report_chunks(self, index: int, chunks: tuple[int, int]) -> None:
+        # A parser that embeds is done parsing: the parse limit no longer holds
+        # it, each of its batches must come within embed_timeout of the last.
+        self.embed_deadlines[index] = time.monotonic() + self.embed_timeout
+        self.chunks[index] = chunks
+        self.embedded(*map(sum, zip(*self.chunks.values(), strict=True)))
+
     def _finish(self, conn: Channel, index: int, reply: wire.Reply) -> None:
         self.replies[index] = reply
         del self.busy[conn]
@@ -437,10 +476,17 @@ class _Exchange:
         if any(r is not None and r.kind != "ok" for r in self.replies):
             return time.monotonic() < self.deadline
         interrupt()
-        if time.monotonic() >= self.deadline:
-            raise ParseTimeout(
-                f"parsing took longer than {self.timeout:g} s, the limit"
-            )
+        now = time.monotonic()
+        for index in self.busy.values():
+            if now >= self.embed_deadlines.get(index, math.inf):
+                raise ParseTimeout(
+                    f"embedding a batch of chunks took longer than "
+                    f"{self.embed_timeout:g} s, the limit"
+                )
+            if index not in self.embed_deadlines and now >= self.deadline:
+                raise ParseTimeout(
+                    f"parsing took longer than {self.timeout:g} s, the limit"
+                )
         return True
 
     def stop_busy_parsers(self) -> None:

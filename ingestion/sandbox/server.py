@@ -230,9 +230,13 @@ def serve(conn: Channel) -> None:
 def _reply_to(conn: Channel, request: wire.Request, retained: list) -> bytes:
     """The encoded answer to `request`, or the error that stopped it."""
     try:
-        progress, more_time = _reporters(conn)
+        progress, more_time, embedded = _reporters(conn)
         result = _answer(
-            request, retain=retained, progress=progress, more_time=more_time
+            request,
+            retain=retained,
+            progress=progress,
+            more_time=more_time,
+            embedded=embedded,
         )
         reply = wire.encode_result(request.operation, result)
         del result
@@ -261,9 +265,8 @@ def _send_reply(conn: Channel, reply: bytes, retained: list) -> bool:
     return True
 
 
-# Embedders kept for the life of the parser: a warm feature cache.
+# Embedders kept for the life of the parser: a warm feature cache, a loaded model.
 _embedders: dict = {}
-_EMBED_SLICE = 256  # texts per embed() call, to bound its temporary arrays
 
 
 def _answer(
@@ -272,6 +275,7 @@ def _answer(
     retain: list,
     progress: Callable[[int, int], None],
     more_time: Callable[[float], None],
+    embedded: Callable[[int, int], None],
 ):
     from ..formats import parse_document  # here only: the worker never needs it
 
@@ -294,33 +298,47 @@ def _answer(
 
         embedder = _embedders.setdefault((type(embedder), embedder.name), embedder)
         texts = [chunk.text for chunk in chunks]
-        vectors = np.concatenate(
-            [
-                embedder.embed(texts[start : start + _EMBED_SLICE])
-                for start in range(0, len(texts), _EMBED_SLICE)
-            ]
-        )
+        batch = request.embed_batch
+        embedded(0, len(texts))
+        parts = []
+        for start in range(0, len(texts), batch):
+            parts.append(embedder.embed(texts[start : start + batch]))
+            embedded(min(start + batch, len(texts)), len(texts))
+        vectors = np.concatenate(parts)
     return wire.ExtractedPart(chunks, vectors, len(full_text(blocks)), terms)
 
 
 def _reporters(
     conn: Channel,
-) -> tuple[Callable[[int, int], None], Callable[[float], None]]:
-    """`progress` sends the pages read so far, at most every POLL_SECONDS;
-    `more_time` asks the worker to wait that much longer (before an OCR page)."""
-    last = 0.0
+) -> tuple[
+    Callable[[int, int], None], Callable[[float], None], Callable[[int, int], None]
+]:
+    """`progress` sends the pages read so far, `embedded` the chunks embedded so
+    far, each at most every POLL_SECONDS besides its first and last; `more_time`
+    asks the worker to wait that much longer (before an OCR page)."""
 
-    def progress(done: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if done == total or now - last >= POLL_SECONDS:
-            last = now
-            conn.send(wire.encode_progress(done, total))
+    def throttled(
+        encode: Callable[[int, int], bytes], *, start: bool
+    ) -> Callable[[int, int], None]:
+        last = 0.0
+
+        def send(done: int, total: int) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if done == total or (start and not done) or now - last >= POLL_SECONDS:
+                last = now
+                conn.send(encode(done, total))
+
+        return send
 
     def more_time(seconds: float) -> None:
         conn.send(wire.encode_time(seconds))
 
-    return progress, more_time
+    return (
+        throttled(wire.encode_progress, start=False),
+        more_time,
+        throttled(wire.encode_embedded, start=True),
+    )
 
 
 def _limit_address_space(memory_bytes: int) -> None:

@@ -7,9 +7,11 @@ bytes, one of a few known kinds, and is checked field by field before anything i
 built from it. Anything else is a `ReplyRejected` (a parse error: the file is the
 likeliest cause), and the parser that sent it is stopped.
 
-    request   [operation, kind, data, limits, [index, count], embedder | nil]
+    request   [operation, kind, data, limits, [index, count], embedder | nil,
+               embed_batch]
     replies   ["progress", done, total]       pages read so far
               ["time", seconds]               wait longer (before an OCR page)
+              ["embedded", done, total]       chunks embedded so far (0 first)
               ["ok", [block, ...]]            operation "blocks"
               ["ok", [[chunk, ...], vectors | nil, text_length(, terms)]]
                                               operation "chunks"
@@ -18,9 +20,9 @@ likeliest cause), and the parser that sent it is stopped.
               ["failed", exception type name] a fault of ours in the parser
 
 Vectors are little-endian float32 bytes, one row of the embedder's dimension per
-chunk; terms, sent with them, are one `[terms, length, folds]` per chunk
-(`retrieval.terms`). The embedder travels the other way pickled: the parser
-trusts its worker.
+chunk, made `embed_batch` chunks at a time; terms, sent with them, are one
+`[terms, length, folds]` per chunk (`retrieval.terms`). The embedder travels the
+other way pickled: the parser trusts its worker.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class Request:
     limits: ParseLimits
     shard: tuple[int, int]
     embedder: Embedder | None = None
+    embed_batch: int = 32  # chunks per embed() call and per "embedded" report
 
 
 @dataclass(frozen=True)
@@ -106,13 +109,14 @@ def encode_request(request: Request) -> bytes:
             limits,
             list(request.shard),
             embedder,
+            request.embed_batch,
         ]
     )
 
 
 def decode_request(data: bytes) -> Request:
     """In the parser: the worker's request (the embedder unpickled)."""
-    operation, kind, body, limits, shard, embedder = _unpack(data)
+    operation, kind, body, limits, shard, embedder, embed_batch = _unpack(data)
     limits["ocr_languages"] = tuple(limits["ocr_languages"])
     return Request(
         operation=operation,
@@ -121,6 +125,7 @@ def decode_request(data: bytes) -> Request:
         limits=ParseLimits(**limits),
         shard=tuple(shard),
         embedder=None if embedder is None else pickle.loads(embedder),  # noqa: S301
+        embed_batch=max(1, int(embed_batch)),
     )
 
 
@@ -174,7 +179,7 @@ def parse_error_classes() -> dict[str, type[ParseError]]:
 class Reply:
     """A checked message from a parser: `kind` and what it carries."""
 
-    kind: str  # progress, time, ok, error, memory, failed
+    kind: str  # progress, time, embedded, ok, error, memory, failed
     value: object = None
 
 
@@ -214,6 +219,15 @@ def _read_progress(message: list, **_: object) -> Reply:
     if wire_int(done) > wire_int(total):
         raise WireError("more pages read than there are")
     return Reply("progress", (done, total))
+
+
+def _read_embedded(message: list, *, limits: ParseLimits, **_: object) -> Reply:
+    _, done, total = wire_list(message, 3)
+    if wire_int(done) > wire_int(total):
+        raise WireError("more chunks embedded than there are")
+    if limits.max_chunks is not None and total > limits.max_chunks:
+        raise WireError("more chunks than the limit")
+    return Reply("embedded", (done, total))
 
 
 def _read_time(message: list, *, limits: ParseLimits, **_: object) -> Reply:
@@ -266,6 +280,7 @@ def _read_failed(message: list, **_: object) -> Reply:
 _REPLY_READERS: dict[str, Callable[..., Reply]] = {
     "progress": _read_progress,
     "time": _read_time,
+    "embedded": _read_embedded,
     "ok": _read_ok,
     "error": _read_error,
     "memory": _read_memory,
@@ -321,6 +336,10 @@ def _chunk_terms(value: object, count: int) -> list[ChunkTerms]:
 
 def encode_progress(done: int, total: int) -> bytes:
     return pack(["progress", int(done), int(total)])
+
+
+def encode_embedded(done: int, total: int) -> bytes:
+    return pack(["embedded", int(done), int(total)])
 
 
 def encode_time(seconds: float) -> bytes:

@@ -1,6 +1,11 @@
-"""Embedders that fail inside a parser process (importable there: no Django)."""
+"""Embedders that fail or dawdle inside a parser process (importable there: no
+Django)."""
 
 from __future__ import annotations
+
+import time
+
+import numpy as np
 
 
 class RaisingEmbedder:
@@ -21,3 +26,20 @@ class UnreadableEmbedder(RaisingEmbedder):
 
     def __reduce__(self):
         return (_refuse_to_load, ())
+
+
+class SlowEmbedder:
+    """Takes `seconds` over each batch, as a semantic model does over many."""
+
+    dimension = 8
+    portable = True
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.name = f"slow-{seconds}"  # parsers keep an embedder by its name
+
+    def embed(self, texts):
+        time.sleep(self.seconds)
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        vectors[:, 0] = 1.0
+        return vectors

@@ -20,7 +20,11 @@ from ingestion.models import IngestionTask
 from ingestion.sandbox import ParserProcessError, ParseSandbox, ParseTimeout
 from retrieval.embeddings import HashingEmbedder
 from tests.factories import DocumentFactory
-from tests.ingestion.broken_embedders import RaisingEmbedder, UnreadableEmbedder
+from tests.ingestion.broken_embedders import (
+    RaisingEmbedder,
+    SlowEmbedder,
+    UnreadableEmbedder,
+)
 from tests.ingestion.conftest import CORPUS
 from tests.ingestion.hostile import (
     blank_pages_pdf,
@@ -312,6 +316,66 @@ def test_a_docx_split_between_parsers_gives_the_chunks_and_vectors_of_one(
         split.vectors, embedder.embed([chunk.text for chunk in expected])
     )
     assert unembedded.vectors is None
+
+
+def test_parsers_embed_a_batch_at_a_time_and_say_how_far_they_are(sandbox, monkeypatch):
+    monkeypatch.setattr(sandbox_module, "HEADING_SHARD_MIN_BYTES", 0)
+    data = docx_bytes(
+        [f"Rule {n}. " + "Keep the receipt of every trip. " * 40 for n in range(12)],
+        headings_every=3,
+    )
+    heard = []
+
+    # Each batch outlasts the parsers' reporting interval, so each is heard.
+    extracted = sandbox.extract(
+        "docx",
+        data,
+        limits=ParseLimits(),
+        timeout=30,
+        memory_bytes=None,
+        processes=2,
+        embedder=SlowEmbedder(0.15),
+        embed_batch=2,
+        embedded=lambda done, total: heard.append((done, total)),
+    )
+
+    chunks = len(extracted.chunks)
+    assert chunks >= 8
+    assert extracted.vectors.shape == (chunks, 8)
+    assert heard[0][0] == 0
+    assert heard[-1] == (chunks, chunks)
+    dones = [done for done, _ in heard]
+    assert dones == sorted(dones)
+    assert {done % 2 for done, total in heard if done < total} == {0}
+    assert len(heard) >= chunks // 2
+
+
+def test_a_parser_that_embeds_is_held_to_a_limit_per_batch_not_the_parse_limit(
+    sandbox,
+):
+    data = "\n\n".join(
+        f"Rule {n}. " + "Keep the receipt of every trip. " * 60 for n in range(4)
+    ).encode()
+
+    def extract(*, seconds_per_batch, embed_timeout):
+        return sandbox.extract(
+            "text",
+            data,
+            limits=ParseLimits(),
+            timeout=1,
+            memory_bytes=None,
+            embedder=SlowEmbedder(seconds_per_batch),
+            embed_batch=1,
+            embed_timeout=embed_timeout,
+        )
+
+    started = time.monotonic()
+    extracted = extract(seconds_per_batch=0.4, embed_timeout=5)
+    assert len(extracted.chunks) >= 4
+    assert time.monotonic() - started > 1  # past the parse limit, batch by batch
+
+    with pytest.raises(ParseTimeout, match="embedding a batch of chunks took longer"):
+        extract(seconds_per_batch=2, embed_timeout=0.5)
 
 
 @pytest.mark.parametrize(

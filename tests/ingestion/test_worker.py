@@ -48,8 +48,13 @@ class TestSuccess:
         assert stages[-2:] == ["stage=indexing", "stage=finalizing"]
         assert "stage=download 0/1" in lines
         assert "stage=parse 0/1" in lines
-        # The local embedder runs in the parser processes, beside the parse.
+        # The local embedder runs in the parser processes, beside the parse, and
+        # they say how far it is.
+        assert f"stage=embedding 0/{len(chunks)}" in lines
         assert f"stage=embedding {len(chunks)}/{len(chunks)}" in lines
+        assert stages.index("stage=embedding") > max(
+            i for i, stage in enumerate(stages) if stage == "stage=parse"
+        )
         assert f"stage=indexing {len(chunks)}/{len(chunks)}" in lines
         assert lines[-1] == f"succeeded task={task.pk} worker=w-1 chunks={len(chunks)}"
 
