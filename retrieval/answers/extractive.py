@@ -26,6 +26,7 @@ from django.conf import settings
 from ..tokens import normalized
 from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units, with_notes
+from .measures import asked_measures, says_measure
 from .question import Question, analyse, has_cjk
 from .ranking import Matcher, Scored, rank_units
 from .table_answers import TableAnswer, table_claims
@@ -195,6 +196,10 @@ class ExtractiveChat:
         claims = self._claims(question, scored, best, units)
         if _asks_quantity(question):
             claims = [claim for claim in claims if _says_quantity(claim.text, question)]
+        # "几次", "how many days": a claim saying another quantity answers
+        # another question.
+        measures = asked_measures(question.text)
+        claims = [claim for claim in claims if says_measure(claim.text, measures)]
         return claims, best.unit
 
     def _claims(

@@ -1,0 +1,173 @@
+"""What a quantity is measured in: the question's "几次", "how many days", "多久"
+asks for a number of times, of days, a duration; an answer must say one.
+
+A claim holding only another quantity ("checkThreadPoolMinSize: 1" for "回查几次",
+"the 80 hour cap" for "how many days") answers another question. Each measure is
+a row: how questions ask for it, how evidence says it, and examples of both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ZH_NUMERAL = "[一二两三四五六七八九十百千万零〇半几]"
+_EN_NUMBER = (
+    r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|fifteen|twenty|thirty|forty|fifty|sixty|ninety|a|an|several|few)"
+)
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    asked: re.Pattern[str]
+    said: re.Pattern[str]
+    # (question, evidence that says the measure) and (question, evidence that
+    # says another quantity), for the tests.
+    examples: tuple[tuple[str, str], ...]
+    counter_examples: tuple[tuple[str, str], ...]
+
+
+def _said(zh_units: str, en_units: str, short: str = "") -> re.Pattern[str]:
+    """A number and its unit; a one-letter unit ("15d", "30 s") after digits only."""
+    pattern = (
+        rf"(?:\d|{_ZH_NUMERAL})\s*(?:多|余|来)?(?:个)?(?:{zh_units})"
+        rf"|\b{_EN_NUMBER}[\s-]*(?:{en_units})\b"
+    )
+    if short:
+        pattern += rf"|\d\s?(?:{short})\b"
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# (Chinese units, English units, one-letter units after digits)
+_DAYS = ("天|日|工作日", r"days?|business days?|working days?", "d")
+_HOURS = ("小时|钟头", r"hrs?|hours?", "h")
+_WEEKS = ("周|星期", r"weeks?|wks?", "w")
+_MONTHS = ("月", r"months?", "")
+_YEARS = ("年", r"years?|yrs?", "y")
+_MINUTES = ("分钟|秒", r"min|minutes?|mins|sec|seconds?", "m|s")
+_DURATION = tuple(
+    "|".join(
+        part[i]
+        for part in (_DAYS, _HOURS, _WEEKS, _MONTHS, _YEARS, _MINUTES)
+        if part[i]
+    )
+    for i in (0, 1, 2)
+)
+
+MEASURES: tuple[Measure, ...] = (
+    Measure(
+        "times",
+        re.compile(r"几次|多少次|多少回|\bhow many times\b", re.IGNORECASE),
+        _said("次|回|遍", r"times|attempts|retries"),
+        (
+            ("最多会重投几次？", "如果消费失败，最多会重试16次。"),
+            ("How many times is a message retried?", "It is retried 3 times."),
+        ),
+        (("Broker 最多会回查几次？", "checkThreadPoolMinSize；默认值：1"),),
+    ),
+    Measure(
+        "days",
+        re.compile(
+            r"几天|多少天|几日|多少日|\bhow many (?:\w+ )?days\b", re.IGNORECASE
+        ),
+        _said(*_DAYS),
+        (
+            ("消息默认能保留几天？", "存储的消息将最多保存 3 天。"),
+            ("How many days of leave do I get?", "You get up to 30 days."),
+        ),
+        (("How many days can I carry over?", "There is a 240 hour limit."),),
+    ),
+    Measure(
+        "hours",
+        re.compile(r"几个?小时|多少个?小时|\bhow many hours\b", re.IGNORECASE),
+        _said(*_HOURS),
+        (("每天工作几个小时？", "每日工作时间不超过四小时。"),),
+        (("每天工作几个小时？", "每周工作五天。"),),
+    ),
+    Measure(
+        "years",
+        re.compile(r"几年|多少年|\bhow many years\b|\bhow far back\b", re.IGNORECASE),
+        _said(*_YEARS),
+        (
+            ("至少要交够多少年？", "累计缴费满十五年的，按月领取基本养老金。"),
+            ("How far back must convictions be declared?", "in the last 10 years"),
+            ("一共在美国留学和工作了多少年？", "总共于美国留学和工作了30多年。"),
+        ),
+        (("至少要交够多少年？", "缴费比例为百分之八。"),),
+    ),
+    Measure(
+        "duration",
+        re.compile(
+            r"多久|多长时间|多长的?(?:期限|时间|年限)|\bhow long\b(?! (?:is|are|must|should) "
+            r"(?:the|a|my|your|our) (?:password|name|string|key)s?\b)"
+            r"|\bhow soon\b|\bhow much time\b"
+            r"|\bwhat(?:'s| is| was)\b[^?]{0,40}\b(?:interval|timeout|duration)\b",
+            re.IGNORECASE,
+        ),
+        # Or no end at all: "Indefinite".
+        re.compile(
+            _said(*_DURATION).pattern + r"|\bindefinite|\bperpetual|无限期|长期",
+            re.IGNORECASE,
+        ),
+        (
+            ("试用期最长能约定多久？", "试用期不得超过二个月。"),
+            ("How long does Prometheus keep samples?", "retention defaults to 15d."),
+            ("How soon must I tell IT?", "notify GSA IT within 1 hour"),
+            ("What is the default scrape interval?", "It scrapes every 15s."),
+            ("What is Prometheus's default scrape interval?", "every 1m"),
+            ("How long is the useful life of Goodwill?", "Useful life: Indefinite"),
+        ),
+        (
+            ("What is the default scrape interval?", "increase the scrape interval"),
+            ("试用期最长能约定多久？", "试用期工资不得低于百分之八十。"),
+        ),
+    ),
+    Measure(
+        "percent",
+        re.compile(
+            r"百分之几|百分比|比重|占比|比例是多少|\bwhat (?:percentage|percent)\b"
+            r"|\bwhat share\b",
+            re.IGNORECASE,
+        ),
+        re.compile(r"%|％|百分之|\bper ?cent\b", re.IGNORECASE),
+        (("占第三产业投资的比重是多少？", "占第三产业完成投资的33.1%。"),),
+        (("个人每月按工资的百分之几缴纳？", "按照国家规定的比例缴纳。"),),
+    ),
+    Measure(
+        "money",
+        re.compile(
+            r"多少钱|多少元|投多少|\bhow much (?:does|do|did|will|would) .{0,40}\bcost\b"
+            r"|\bwhat(?:'s| is| was| are| were) the (?:\w+ ){0,3}(?:cost|price|fee)s?\b",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"[$£€¥]\s?\d|\d\s?(?:元|万元|亿元|美元|英镑|欧元)|亿元|万元"
+            r"|\b\d[\d,.]*\s?(?:dollars|pounds|euros|usd|gbp|eur|cents?|p)\b",
+            re.IGNORECASE,
+        ),
+        (
+            ("一期预计要投多少钱？", "预计一期总投资额约 6.66 亿元。"),
+            ("What's the estimated annual cost for dual fuel?", "Dual Fuel - £2137"),
+        ),
+        (("一期预计要投多少钱？", "一期计划建设年产 4,000 万千米金刚线产能。"),),
+    ),
+    Measure(
+        "characters",
+        re.compile(r"几个字符|多少个?字符|\bhow many characters\b", re.IGNORECASE),
+        _said("字符|位|个字", r"characters?|chars?"),
+        (("密码最少要多少个字符？", "密码长度至少为 12 个字符。"),),
+        (("密码最少要多少个字符？", "验证密码在 30 天后过期。"),),
+    ),
+)
+
+
+def asked_measures(question: str) -> tuple[Measure, ...]:
+    """The measures a question asks its quantity in (none: any quantity)."""
+    return tuple(measure for measure in MEASURES if measure.asked.search(question))
+
+
+def says_measure(text: str, measures: tuple[Measure, ...]) -> bool:
+    """Whether `text` states a quantity in one of `measures` (any, if none)."""
+    return not measures or any(measure.said.search(text) for measure in measures)
