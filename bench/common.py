@@ -39,6 +39,9 @@ def setup_django(database_url: str | None = None, *, fresh: bool = True) -> str:
     os.environ.setdefault("MEDIA_ROOT", str(bench_dir / "media"))
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
+    # The figures of docs/benchmarks.md were measured with the hashing embedder;
+    # a benchmark of another one says so (--embedder).
+    os.environ.setdefault("EMBEDDING_PROVIDER", "hashing")
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     import django
     from django.core.management import call_command

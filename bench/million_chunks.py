@@ -264,7 +264,7 @@ def main() -> None:
     text, questions = cmrc()
     load_sentences(text)
     queries = questions[:100]
-    query_vectors = get_embedder().embed(questions[:200])
+    query_vectors = get_embedder().embed_queries(questions[:200])
     from django.db import connections
 
     connections.close_all()  # the pool's processes never use the database

@@ -49,7 +49,7 @@ def pss():
 
 user = get_user_model().objects.get(username=sys.argv[2])
 keyword_tokens("预热 warm up")  # jieba's dictionary: not the snapshot's cost
-get_embedder().embed(["warm up"])
+get_embedder().embed_queries(["warm up"])
 before = pss()
 started = time.perf_counter()
 search(user=user, question=sys.argv[3], profile="hybrid-v1")

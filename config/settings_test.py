@@ -1,4 +1,5 @@
-"""Test settings: the real settings, with a throwaway key and fast hashing."""
+"""Test settings: the real settings, with a throwaway key, fast password hashing
+and the fast hashing embedder."""
 
 from __future__ import annotations
 
@@ -18,3 +19,7 @@ READINESS_CACHE_SECONDS = 0
 # Test databases give index versions again with other chunks: snapshots stay in
 # each process's memory unless a test (or `process_env`) gives a folder of its own.
 SEARCH_SNAPSHOT_DIR = ""
+# The hashing embedder: thousands of chunks a second, where E5 embeds a few. The
+# tests of E5 itself build it (tests/retrieval/test_e5_embeddings.py); other
+# Curator processes get it from `process_env`.
+EMBEDDING_PROVIDER = "hashing"

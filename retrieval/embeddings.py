@@ -1,16 +1,23 @@
-"""Text embedders: one protocol, and a local hashing embedder as the default.
+"""Text embedders: one protocol, the registry, and the local hashing embedder.
 
-`HashingEmbedder` needs no network and no model download: features are hashed into a
-fixed number of dimensions (the "hashing trick"). Its quality is that of a bag of words
-and bigrams, enough for lexical similarity and for running the whole pipeline offline;
-`get_embedder()` picks it or another provider (an OpenAI-compatible server's model,
-`retrieval.openai_embeddings`) from the `EMBEDDING_PROVIDERS` registry by the
-`EMBEDDING_PROVIDER` setting.
+`get_embedder()` builds the provider that the `EMBEDDING_PROVIDER` setting names in
+the `EMBEDDING_PROVIDERS` registry: multilingual E5 from a wheel by default
+(`retrieval.e5_embeddings`), an OpenAI-compatible server's model
+(`retrieval.openai_embeddings`), or `HashingEmbedder`. A provider that cannot run
+here (`EmbedderUnavailable`: its package or model is missing) is replaced by the
+hashing embedder, with a warning: vectors are stored with the name of the embedder
+that made them, and a question is only compared with vectors of its own embedder.
+
+`HashingEmbedder` needs no network and no model: features are hashed into a fixed
+number of dimensions (the "hashing trick"). Its quality is that of a bag of words
+and bigrams, enough for lexical similarity and for running the whole pipeline
+offline and fast (the tests use it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
@@ -21,20 +28,38 @@ import numpy as np
 
 from retrieval.tokens import cjk_ngrams, term_runs
 
+logger = logging.getLogger(__name__)
+
 
 class Embedder(Protocol):
     """An embedder may also set `portable = True`: it is pure computation that
-    pickles small, so the parser processes can run it beside the parse."""
+    pickles small, so the parser processes can run it beside the parse.
+
+    `name` names the vectors: two embedders whose vectors may not be compared
+    have different names. `vector_weight` is the weight of its list in hybrid-v1's
+    rank fusion unless RETRIEVAL_VECTOR_WEIGHT is set (docs/retrieval-quality.md).
+    """
 
     name: str
     dimension: int
+    vector_weight: float
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Float32 array of shape (len(texts), dimension) with L2-normalised rows.
+        """Passages: float32 array of shape (len(texts), dimension) with
+        L2-normalised rows.
 
         An empty text gives a zero row.
         """
         ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions, as `embed` does passages (a model trained with a prefix per
+        side embeds them differently)."""
+        ...
+
+
+class EmbedderUnavailable(Exception):
+    """A provider cannot run in this process (its package or model is missing)."""
 
 
 def _features(text: str) -> list[str]:
@@ -69,12 +94,17 @@ class HashingEmbedder:
 
     _CACHE_LIMIT = 500_000
     portable = True
+    # Tuned on CMRC 2018 dev (docs/retrieval-quality.md): a bag of words adds
+    # candidates, but its ranking is worth a fifth of the keyword list's.
+    vector_weight = 0.2
 
     def __init__(self, dimension: int = 512) -> None:
         if dimension < 1:
             raise ValueError("dimension must be positive")
         self.dimension = dimension
         self.name = f"hashing-v2-{dimension}"
+        # The provider this one replaces because it cannot run here ("": none).
+        self.stands_in_for = ""
         # feature -> slot + 1, negated for a negative sign (0 never occurs)
         self._slots: dict[str, int] = {}
 
@@ -135,10 +165,14 @@ class HashingEmbedder:
         np.divide(matrix, norms, out=matrix, where=norms > 0)
         return matrix
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
 
 @cache
 def get_embedder() -> Embedder:
-    """The process-wide embedder named by `EMBEDDING_PROVIDER` (hashing by default)."""
+    """The process-wide embedder named by `EMBEDDING_PROVIDER`, or the hashing
+    embedder standing in for one that cannot run here (logged once a process)."""
     # Parser processes import this module without configuring Django.
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
@@ -153,7 +187,34 @@ def get_embedder() -> Embedder:
             f"EMBEDDING_PROVIDER={name!r} is not one of "
             f"{', '.join(sorted(settings.EMBEDDING_PROVIDERS))}."
         )
-    return import_string(path).from_settings()
+    try:
+        return import_string(path).from_settings()
+    except EmbedderUnavailable as error:
+        stand_in = HashingEmbedder.from_settings()
+        stand_in.stands_in_for = name
+        logger.warning(
+            "EMBEDDING_PROVIDER=%s cannot run here (%s): this process uses the "
+            "hashing embedder (%s) instead. Its searches compare questions only "
+            "with chunks that embedder made, and documents it ingests get its "
+            "vectors; fix the installation, then run manage.py reindex_chunks.",
+            name,
+            error,
+            stand_in.name,
+        )
+        return stand_in
+
+
+STAND_IN_HINT = (
+    "EMBEDDING_PROVIDER cannot load in this process (its log says why) and the "
+    "hashing embedder stands in: questions are compared only with chunks it "
+    "embedded. Install requirements.txt, restart, then run manage.py "
+    "reindex_chunks for the chunks embedded meanwhile."
+)
+
+
+def embedder_check() -> str:
+    """The `/api/health/ready` line: whether the configured embedder runs here."""
+    return "stand-in" if getattr(get_embedder(), "stands_in_for", "") else "ok"
 
 
 def to_bytes(vector: np.ndarray) -> bytes:

@@ -16,8 +16,12 @@ class OpenAICompatibleEmbedder:
     """`POST {base}/embeddings`; rows normalised to unit length, float32.
 
     The dimension comes from `OPENAI_EMBEDDING_DIMENSION`, or from the server's
-    first answer when that setting is 0.
+    first answer when that setting is 0. Questions and passages are embedded
+    alike (a generic endpoint has no notion of sides).
     """
+
+    # The weight the hashing embedder was tuned to: a remote model's is unmeasured.
+    vector_weight = 0.2
 
     def __init__(
         self, client: OpenAICompatibleClient, *, model: str, dimension: int = 0
@@ -61,6 +65,9 @@ class OpenAICompatibleEmbedder:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         np.divide(matrix, norms, out=matrix, where=norms > 0)
         return matrix
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
 
     def _request(self, texts: list[str]) -> list[list[float]]:
         body = self.client.post("embeddings", {"model": self.model, "input": texts})

@@ -4,14 +4,20 @@ Profiles:
 - `keyword`: BM25 over jieba / word tokens.
 - `vector`: cosine similarity of embeddings.
 - `hybrid-v1`: both candidate lists fused by weighted reciprocal rank fusion
-  (k=60; the vector list weighs `RETRIEVAL_VECTOR_WEIGHT`, less than the keyword
-  list), then the best 30 reranked by adding `RETRIEVAL_COVERAGE_WEIGHT` x how much
-  of the question a chunk covers (its BM25 as a share of the best candidate's) and
-  `RETRIEVAL_PROXIMITY_WEIGHT` x how close its terms are (the IDF-weighted share of
-  the question's adjacent word pairs found side by side); adjacent chunks of one
-  document that both made the cut are merged into one passage. Rank fusion alone
+  (k=60; the vector list weighs what the embedder's ranking is worth, its
+  `vector_weight`, unless `RETRIEVAL_VECTOR_WEIGHT` is set), then the best 30
+  reranked by adding `RETRIEVAL_COVERAGE_WEIGHT` x how much of the question a
+  chunk covers (its BM25 as a share of the best candidate's) and
+  `RETRIEVAL_PROXIMITY_WEIGHT` x how close its terms are (the IDF-weighted share
+  of the question's adjacent word pairs found side by side); adjacent chunks of
+  one document that both made the cut are merged into one passage. Rank fusion alone
   lets a weak vector list drag good keyword hits down; the coverage term of the
   rerank restores the keyword evidence (docs/retrieval-quality.md).
+
+The question is embedded as a question (`embed_queries`) by the process's embedder
+and compared only with chunks that embedder made: a snapshot gives the chunks of
+another embedder a zero vector (`refresh.Added.matrix`), so they are found by
+keyword alone until `reindex_chunks` embeds them again.
 
 Visibility comes first: only snapshots of knowledge bases where the caller is a
 member are consulted, and snapshots hold published chunks only.
@@ -139,7 +145,7 @@ def search_snapshots(
             [snapshot.keyword_top(query_terms, CANDIDATES) for snapshot in snapshots],
         )
     if profile in ("vector", "hybrid-v1"):
-        query_vector = get_embedder().embed([question])[0]
+        query_vector = get_embedder().embed_queries([question])[0]
         run.vector = _top(
             snapshots,
             [snapshot.nearest(query_vector, CANDIDATES) for snapshot in snapshots],
@@ -186,12 +192,12 @@ def _fuse(keyword: list[Hit], vector: list[Hit]) -> list[Hit]:
     """Weighted reciprocal rank fusion (k=60), scaled so the best fused hit is 1.
 
     Ranks, not raw scores, are fused: BM25 and cosine live on different scales.
-    The vector list weighs less than the keyword list, so a weak embedder can add
+    A weak embedder's list weighs less than the keyword list, so that it adds
     candidates without dragging good keyword matches down.
     """
     weights = (
         (keyword, settings.RETRIEVAL_KEYWORD_WEIGHT),
-        (vector, settings.RETRIEVAL_VECTOR_WEIGHT),
+        (vector, vector_weight()),
     )
     fused: dict[int, Hit] = {}
     for hits, weight in weights:
@@ -203,6 +209,13 @@ def _fuse(keyword: list[Hit], vector: list[Hit]) -> list[Hit]:
     for hit in ranked:
         hit.score /= best
     return ranked
+
+
+def vector_weight() -> float:
+    """The vector list's weight in the fusion: the setting, or the embedder's own."""
+    if settings.RETRIEVAL_VECTOR_WEIGHT is not None:
+        return settings.RETRIEVAL_VECTOR_WEIGHT
+    return get_embedder().vector_weight
 
 
 def _rerank(

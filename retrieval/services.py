@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from documents.models import Document, KnowledgeBase
 
-from .embeddings import get_embedder, to_bytes
+from .embeddings import EmbedderUnavailable, get_embedder, to_bytes
 from .models import Chunk
 from .terms import TOKENIZER, ChunkTerms, chunk_terms
 
@@ -189,9 +189,17 @@ def chunks_reindex(
     resumes where it stopped. Returns how many chunks were rewritten.
 
     Raises `ProviderUnavailable` when a remote embedder is down; the batches
-    already committed stay.
+    already committed stay. Raises `EmbedderUnavailable`, before any batch, when
+    the hashing embedder stands in for the configured one: it would replace
+    every vector of the configured embedder with its own.
     """
     embedder = get_embedder()
+    stands_in_for = getattr(embedder, "stands_in_for", "")
+    if stands_in_for:
+        raise EmbedderUnavailable(
+            f"EMBEDDING_PROVIDER={stands_in_for} cannot run in this process and "
+            f"the hashing embedder stands in for it (see the log)"
+        )
     pending = chunks_needing_reindex(knowledge_base_id=knowledge_base_id)
     total = pending.count()
     done = 0

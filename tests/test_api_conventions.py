@@ -116,6 +116,7 @@ def test_readiness_checks_database_migrations_and_storage(api_client):
             # No warm-up in a test client's process (config/wsgi.py starts it).
             "search": "off",
             "ocr": "ok",
+            "embedder": "ok",
         },
     }
 

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.arguments import positive_int
 from documents.models import KnowledgeBase
+from retrieval.embeddings import EmbedderUnavailable, get_embedder
 from retrieval.errors import ProviderUnavailable
 from retrieval.services import (
     ReindexProgress,
@@ -48,7 +49,10 @@ class Command(BaseCommand):
         ):
             raise CommandError(f"No knowledge base {knowledge_base_id!r}.")
         pending = chunks_needing_reindex(knowledge_base_id=knowledge_base_id).count()
-        self.stdout.write(f"chunks needing reindex={pending} tokenizer={TOKENIZER}")
+        self.stdout.write(
+            f"chunks needing reindex={pending} tokenizer={TOKENIZER} "
+            f"embedder={get_embedder().name}"
+        )
         if options["check"]:
             if pending:
                 raise CommandError(f"{pending} chunks need reindex_chunks.")
@@ -63,6 +67,11 @@ class Command(BaseCommand):
             raise CommandError(
                 f"The embedding provider is unavailable ({error}); the batches "
                 "already done are kept: run the command again to go on."
+            ) from error
+        except EmbedderUnavailable as error:
+            raise CommandError(
+                f"Nothing reindexed: {error}. Fix the installation (pip install "
+                "-r requirements.txt) and run the command again."
             ) from error
         self.stdout.write(self.style.SUCCESS(f"reindexed chunks={done}"))
 
