@@ -471,6 +471,10 @@ CHAT_PROVIDERS = {
 # Least score of a unit of its own (0-2, docs/answer-quality.md) an extractive claim
 # needs; refusals are decided by coverage, not by this floor.
 CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.3)
+# The model of meaning the extractive answerer compares its best sentences with
+# (one of EMBEDDING_PROVIDERS; empty: words alone): it decides confidence, and
+# answers a paraphrase at low confidence (retrieval/answers/meaning.py).
+CHAT_MEANING_PROVIDER = env("CHAT_MEANING_PROVIDER", default="e5-small")
 # Turns a conversation keeps; storing one more deletes the oldest.
 CHAT_CONVERSATION_MAX_TURNS = env.int("CHAT_CONVERSATION_MAX_TURNS", default=50)
 # Open /api/chat/stream responses one user may have at once (0: no limit), and

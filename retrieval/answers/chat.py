@@ -30,7 +30,15 @@ from ..models import Chunk
 from .checker import check_claims
 from .providers import get_chat_provider
 from .questions import split_question
-from .types import Answer, ChatProvider, Claim, RefusalReason, Section, Source
+from .types import (
+    Answer,
+    ChatProvider,
+    Claim,
+    Confidence,
+    RefusalReason,
+    Section,
+    Source,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +167,7 @@ _MESSAGES = {
         RefusalReason.INSUFFICIENT_EVIDENCE: "已发布文档中没有足以回答这个问题的依据。",
         RefusalReason.UNSUPPORTED_CLAIM: "无法给出有文档依据支持的回答。",
         "missing": "未找到依据：{parts}",
+        Confidence.LOW: "最接近的原文是：",
     },
     "en": {
         RefusalReason.NO_EVIDENCE: (
@@ -172,6 +181,7 @@ _MESSAGES = {
             "No answer could be supported by the published documents."
         ),
         "missing": "No supported answer was found for: {parts}",
+        Confidence.LOW: "The closest passage says:",
     },
 }
 
@@ -239,6 +249,10 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
         claim.text + "".join(f"[{source_id}]" for source_id in claim.source_ids)
         for claim in claims
     ]
+    # The answer is as sure as its best claim; a low one says it only quotes.
+    confidence = claims[0].confidence
+    if confidence == Confidence.LOW:
+        lines.insert(0, messages[Confidence.LOW])
     if missing:
         lines.append(messages["missing"].format(parts="; ".join(missing)))
     return Answer(
@@ -252,6 +266,7 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
         missing_information=missing,
         provider=provider,
         profile=PROFILE,
+        confidence=confidence,
     )
 
 

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from django.conf import settings
 
 from ..tokens import normalized
 from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units, with_notes
+from .meaning import Meaning, get_meaning, standout
 from .measures import asked_measures, says_measure
 from .question import Question, analyse, has_cjk
 from .ranking import Matcher, Scored, rank_units
 from .table_answers import TableAnswer, table_claims
 from .table_lookup import OPERATION_WORDS
-from .types import Claim, RefusalReason, Source, TermStatistics
+from .types import Claim, Confidence, RefusalReason, Source, TermStatistics
 
 MAX_CLAIMS = 3
 # A runner-up is cited only when it scores almost as well as the best unit.
@@ -41,6 +43,16 @@ CLAIM_CHARS = 200
 # How much more of the question's weight a sentence must name than the labels of
 # the table cells looked up, to answer in their place.
 SENTENCE_MARGIN = 0.2
+# With a model of meaning (`meaning`), the best units found are compared by it:
+# one standing out from the others by LOW_STANDOUT answers at low confidence
+# when its source covers LOW_SOURCE_COVERAGE of the question's weight although
+# the words checks fail (a paraphrase); one passing them and standing out by
+# HIGH_STANDOUT answers at high confidence. kb-dev, CMRC and TAT-QA dev:
+# docs/answer-quality.md, step 18.
+MEANING_CANDIDATES = 12
+LOW_STANDOUT = 0.03
+LOW_SOURCE_COVERAGE = 0.5
+HIGH_STANDOUT = 0.1
 # "How many / how long / 多少": an answer says a quantity, in digits or in words.
 _COUNTS = re.compile(
     r"\bhow (?:many|much|long|old|far)\b|\bwhat percentage\b"
@@ -64,8 +76,15 @@ _QUANTITY_WORD = re.compile(
     re.IGNORECASE,
 )
 _NOT_A_NUMBER = re.compile(
-    r"一般|一起|一直|一定|一些|统一|唯一|第[一二三四五六七八九十]|一样|一致|一切|一旦"
+    r"(?i:\bone (?:of|or more|another)\b|\bno (?:longer|one)\b)"
+    r"|一般|一起|一直|一定|一些|统一|唯一|第[一二三四五六七八九十]|一样|一致|一切|一旦"
     r"|一同|一度|之一|十分|万一|一向|一贯|一并|一律|一再|一时|一概|同一|一方面"
+)
+_COMPUTES = re.compile(
+    r"\b(?:change|changes|changed|increase|increased|decrease|decreased|growth|grew"
+    r"|average|mean|total|sum|difference|ratio|proportion|percentage)\b"
+    r"|变化|增长|减少|平均|总和|合计|差额|比率|比例",
+    re.IGNORECASE,
 )
 _POINTER = re.compile(
     r"\b(?:following|below|as follows|listed|set forth|tables?)\b", re.IGNORECASE
@@ -92,12 +111,13 @@ _ANAPHOR = re.compile(
 class ExtractiveChat:
     name = "extractive"
 
-    def __init__(self, *, min_score: float) -> None:
+    def __init__(self, *, min_score: float, meaning: Meaning | None = None) -> None:
         self.min_score = min_score
+        self.meaning = meaning
 
     @classmethod
     def from_settings(cls) -> ExtractiveChat:
-        return cls(min_score=settings.CHAT_MIN_EVIDENCE_SCORE)
+        return cls(min_score=settings.CHAT_MIN_EVIDENCE_SCORE, meaning=get_meaning())
 
     def draft(
         self,
@@ -143,7 +163,9 @@ class ExtractiveChat:
         if not table.looked_up:
             return table.claims, None
         said, best = self._sentence_claims(question, sources, statistics, siblings)
-        if said and _says_more(best, table.claims, asked, statistics):
+        # A sentence only close in meaning never takes a looked-up cell's place.
+        sure = [claim for claim in said if claim.confidence != Confidence.LOW]
+        if sure and _says_more(best, table.claims, asked, statistics):
             return said, None
         return table.claims, None
 
@@ -185,22 +207,72 @@ class ExtractiveChat:
             scored = [
                 candidate for candidate in scored if not _points_ahead(candidate.unit)
             ]
+        # Meaning is judged among all the units found, before any is ruled out.
+        found = scored[:MEANING_CANDIDATES]
+        # "几次", "how often": the answer is a unit saying a quantity of that measure.
+        measures = asked_measures(question.text)
+        scored = [
+            candidate
+            for candidate in scored
+            if says_measure(_claim_text(candidate.unit)[0], measures)
+        ]
         if not scored or scored[0].own < self.min_score:
             return [], None
         best = scored[0]
         source = by_id[best.unit.source_id]
-        if not answerable(
-            question, source, statistics, context=best.unit.context
-        ) or not near_enough(question, best.unit, statistics):
+        confidence = self._confidence(
+            question,
+            best,
+            found,
+            answers=answerable(question, source, statistics, context=best.unit.context)
+            and near_enough(question, best.unit, statistics),
+            covered=covered[source.id],
+        )
+        if confidence is None:
             return [], None
-        claims = self._claims(question, scored, best, units)
+        claims = [
+            replace(claim, confidence=confidence)
+            for claim in self._claims(question, scored, best, units)
+        ]
         if _asks_quantity(question):
             claims = [claim for claim in claims if _says_quantity(claim.text, question)]
-        # "几次", "how many days": a claim saying another quantity answers
-        # another question.
-        measures = asked_measures(question.text)
         claims = [claim for claim in claims if says_measure(claim.text, measures)]
         return claims, best.unit
+
+    def _confidence(
+        self,
+        question: Question,
+        best: Scored,
+        found: list[Scored],
+        *,
+        answers: bool,
+        covered: float,
+    ) -> Confidence | None:
+        """How sure the best unit answers: the words checks (`answers`) and, with
+        a model of meaning, how far the unit stands out from the others `found`.
+        None: refuse."""
+        stands_out = None
+        if self.meaning is not None:
+            others = [s.unit.text for s in found if s is not best]
+            cosines = self.meaning.cosines(question.text, [best.unit.text, *others])
+            stands_out = standout(cosines)
+        if answers:
+            if stands_out is not None and stands_out >= HIGH_STANDOUT:
+                return Confidence.HIGH
+            return Confidence.MEDIUM
+        # Only a sentence may be the closest passage, and not for a figure to
+        # compute: another report's row or sentence of the same kind stands out
+        # as readily as this one's.
+        if (
+            stands_out is not None
+            and stands_out >= LOW_STANDOUT
+            and covered >= LOW_SOURCE_COVERAGE
+            and best.unit.row is None
+            and not _COMPUTES.search(question.text)
+            and not _about_another_kind(question, best.unit)
+        ):
+            return Confidence.LOW
+        return None
 
     def _claims(
         self, question: Question, scored: list[Scored], best: Scored, units: list[Unit]
@@ -329,6 +401,34 @@ def _compounds(question: Question, best: Unit) -> list[tuple[str, str]]:
         if modifier + head in asked and modifier + head in written:
             found.append((modifier, head))
     return found
+
+
+def _about_another_kind(question: Question, unit: Unit) -> bool:
+    """The unit names the head of a pair of words the question writes ("sick
+    leave") after another word ("annual leave"), and the question's modifier
+    nowhere near: it is about a sibling of what was asked. (Chinese writes no
+    word boundary to tell a modifier from a verb before the head.)"""
+    asked = normalized(question.text)
+    written = normalized(unit.text)
+    near = _unit_matcher(unit)
+    for first, second in zip(question.terms, question.terms[1:], strict=False):
+        if first.cjk or second.cjk or first.focus or near.has(first):
+            continue
+        modifier = (first.written or first.text).lower()
+        head = (second.written or second.text).lower()
+        if f"{modifier} {head}" not in asked:
+            continue
+        other = rf"\b(?!(?:{_FUNCTION_WORDS})\b)[a-z][a-z-]+ {re.escape(head)}\b"
+        if re.search(other, written):
+            return True
+    return False
+
+
+# Words before a noun that say nothing about which one it is.
+_FUNCTION_WORDS = (
+    "the|a|an|of|for|to|and|or|your|our|their|its|this|that|these|those|any|all"
+    "|each|every|some|no|per|by|in|on|at|with|from|paid|unpaid|total|more|less"
+)
 
 
 def _names_a_sibling(unit: Unit, compounds: list[tuple[str, str]]) -> bool:

@@ -100,7 +100,8 @@ MEASURES: tuple[Measure, ...] = (
     Measure(
         "duration",
         re.compile(
-            r"多久|多长时间|多长的?(?:期限|时间|年限)|\bhow long\b(?! (?:is|are|must|should) "
+            r"多久|多长时间|多长的?(?:期限|时间|年限)"
+            r"|\bhow long\b(?! (?:is|are|must|should) "
             r"(?:the|a|my|your|our) (?:password|name|string|key)s?\b)"
             r"|\bhow soon\b|\bhow much time\b"
             r"|\bwhat(?:'s| is| was)\b[^?]{0,40}\b(?:interval|timeout|duration)\b",
@@ -125,6 +126,25 @@ MEASURES: tuple[Measure, ...] = (
         ),
     ),
     Measure(
+        "frequency",
+        re.compile(
+            r"多久一次|多长时间一次|每隔多久|频率|多频繁"
+            r"|\bhow often\b|\bhow frequently\b",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"\b(?:every|each|per|once|twice)\b|\b(?:hourly|daily|nightly|weekly"
+            r"|fortnightly|biweekly|monthly|quarterly|yearly|annually)\b"
+            r"|每(?:天|日|周|星期|月|季度?|年|小时|隔)|一次",
+            re.IGNORECASE,
+        ),
+        (
+            ("How often should the team review risks?", "Review them fortnightly."),
+            ("多久一次备份？", "每天备份一次。"),
+        ),
+        (("How often should the team review risks?", "Risks are kept in a tracker."),),
+    ),
+    Measure(
         "percent",
         re.compile(
             r"百分之几|百分比|比重|占比|比例是多少|\bwhat (?:percentage|percent)\b"
@@ -138,8 +158,10 @@ MEASURES: tuple[Measure, ...] = (
     Measure(
         "money",
         re.compile(
-            r"多少钱|多少元|投多少|\bhow much (?:does|do|did|will|would) .{0,40}\bcost\b"
-            r"|\bwhat(?:'s| is| was| are| were) the (?:\w+ ){0,3}(?:cost|price|fee)s?\b",
+            r"多少钱|多少元|投多少"
+            r"|\bhow much (?:does|do|did|will|would) .{0,40}\bcost\b"
+            r"|\bwhat(?:'s| is| was| are| were) the (?:\w+ ){0,3}"
+            r"(?:cost|price|fee)s?\b",
             re.IGNORECASE,
         ),
         re.compile(

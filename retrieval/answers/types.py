@@ -19,6 +19,18 @@ class RefusalReason(StrEnum):
     """The provider's claims were all dropped by the claim checker."""
 
 
+class Confidence(StrEnum):
+    """How sure the answerer is that its claims answer the question asked."""
+
+    HIGH = "high"
+    """The evidence names what was asked and says it: a cell of the row and
+    column asked, a sentence holding the question's terms and the kind of answer."""
+    MEDIUM = "medium"
+    """The evidence answers a question like this one; some of its words differ."""
+    LOW = "low"
+    """The closest passage, quoted as such: it may not answer what was asked."""
+
+
 @dataclass(frozen=True)
 class Section:
     """One chunk of a source, with the heading path and page it comes from."""
@@ -107,6 +119,7 @@ class Claim:
     # The verbatim source text the claim rests on, when the provider knows it.
     quote: str | None = None
     calculation: Calculation | None = None
+    confidence: Confidence = Confidence.MEDIUM
 
 
 @dataclass
@@ -121,6 +134,7 @@ class Answer:
     missing_information: list[str]
     provider: str
     profile: str
+    confidence: Confidence | None = None  # None when refused
 
 
 class TermStatistics(Protocol):

