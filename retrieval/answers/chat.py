@@ -168,6 +168,7 @@ _MESSAGES = {
         RefusalReason.UNSUPPORTED_CLAIM: "无法给出有文档依据支持的回答。",
         "missing": "未找到依据：{parts}",
         Confidence.LOW: "最接近的原文是：",
+        "more": "更多步骤见 {source}。",
     },
     "en": {
         RefusalReason.NO_EVIDENCE: (
@@ -182,6 +183,7 @@ _MESSAGES = {
         ),
         "missing": "No supported answer was found for: {parts}",
         Confidence.LOW: "The closest passage says:",
+        "more": "More steps in {source}.",
     },
 }
 
@@ -253,6 +255,11 @@ def _assemble(question: str, parts: list[_Part], provider: str) -> Answer:
     confidence = claims[0].confidence
     if confidence == Confidence.LOW:
         lines.insert(0, messages[Confidence.LOW])
+    lines.extend(
+        messages["more"].format(source=f"[{claim.source_ids[0]}]")
+        for claim in claims
+        if claim.more and claim.source_ids
+    )
     if missing:
         lines.append(messages["missing"].format(parts="; ".join(missing)))
     return Answer(

@@ -86,6 +86,15 @@ _COMPUTES = re.compile(
     r"|变化|增长|减少|平均|总和|合计|差额|比率|比例",
     re.IGNORECASE,
 )
+# "What should I do when ...?", "How do I ...?", "怎么办": the answer is a
+# procedure's steps.
+_PROCEDURE = re.compile(
+    r"\bwhat (?:should|do|must|can) (?:i|we|you|they) do\b|\bhow (?:do|can|should)"
+    r" (?:i|we|you)\b|\b(?:steps?|procedure)\b|怎么办|该怎么做|如何处理|步骤|流程",
+    re.IGNORECASE,
+)
+# A run of one-sentence paragraphs is a list of steps from this many on.
+MIN_STEPS = 3
 _POINTER = re.compile(
     r"\b(?:following|below|as follows|listed|set forth|tables?)\b", re.IGNORECASE
 )
@@ -234,6 +243,8 @@ class ExtractiveChat:
             replace(claim, confidence=confidence)
             for claim in self._claims(question, scored, best, units)
         ]
+        if _PROCEDURE.search(question.text):
+            claims = _steps(best.unit, units, confidence) or claims
         if _asks_quantity(question):
             claims = [claim for claim in claims if _says_quantity(claim.text, question)]
         claims = [claim for claim in claims if says_measure(claim.text, measures)]
@@ -307,6 +318,55 @@ class ExtractiveChat:
                 quote=quote,
             )
         return list(claims.values())
+
+
+def _steps(best: Unit, units: list[Unit], confidence: Confidence) -> list[Claim]:
+    """A procedure's steps: the run of one-sentence paragraphs (a list's items,
+    as the parsers write them) of the best unit's section that it is part of or
+    leads into, as claims from its first step on; the last says whether more
+    steps follow. None when the best unit is in no such run."""
+    section = sorted(
+        (
+            unit
+            for unit in units
+            if unit.source_id == best.source_id
+            and unit.heading == best.heading
+            and unit.row is None
+        ),
+        key=lambda unit: unit.position,
+    )
+    runs: list[list[Unit]] = []
+    for unit in section:
+        alone = unit.quote.strip() == unit.paragraph.strip()
+        if alone and runs and runs[-1][-1].position == unit.position - 1:
+            runs[-1].append(unit)
+        elif alone:
+            runs.append([unit])
+    steps = next(
+        (
+            run
+            for run in runs
+            if len(run) >= MIN_STEPS
+            and run[0].position <= best.position + 1
+            and best.position <= run[-1].position
+        ),
+        [],
+    )
+    # From the first step, unless the best unit is a later one of a long list.
+    at = next((i for i, step in enumerate(steps) if step is best), 0)
+    steps = steps[at if at >= MAX_CLAIMS else 0 :]
+    claims = [
+        Claim(
+            text=step.text,
+            source_ids=[step.source_id],
+            quote=step.quote,
+            confidence=confidence,
+        )
+        for step in steps[:MAX_CLAIMS]
+    ]
+    if len(steps) > MAX_CLAIMS:
+        claims[-1] = replace(claims[-1], more=True)
+    return claims
 
 
 def _says_more(

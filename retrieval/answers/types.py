@@ -120,6 +120,8 @@ class Claim:
     quote: str | None = None
     calculation: Calculation | None = None
     confidence: Confidence = Confidence.MEDIUM
+    # The source goes on after this claim (a procedure's further steps).
+    more: bool = False
 
 
 @dataclass

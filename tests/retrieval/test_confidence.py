@@ -184,3 +184,65 @@ def test_the_e5_model_tells_the_paraphrased_sentence_apart():
 
 def test_the_module_keeps_one_model_a_process():
     assert meaning_module.get_meaning() is meaning_module.get_meaning()
+
+
+RUNBOOK = (
+    "Stay calm; the steps below restore service.\n\n"
+    "Check the status page for a provider outage.\n\n"
+    "Page the database on-call engineer.\n\n"
+    "Promote the replica with the failover script.\n\n"
+    "Point DATABASE_URL at the new primary.\n\n"
+    "Restart the workers.\n"
+)
+
+
+def runbook_source():
+    runbook = source("S1", RUNBOOK)
+    runbook.heading_path = ["Runbook", "When the database is down"]
+    return runbook
+
+
+def test_a_procedure_is_answered_with_its_first_steps_and_says_more_follow():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "What should I do when the database is down?", [runbook_source()]
+    )
+
+    assert [claim.text for claim in claims] == [
+        "Check the status page for a provider outage.",
+        "Page the database on-call engineer.",
+        "Promote the replica with the failover script.",
+    ]
+    assert [claim.more for claim in claims] == [False, False, True]
+
+
+def test_a_question_that_asks_no_procedure_gets_the_one_step_it_asks():
+    claims, _ = ExtractiveChat(min_score=0.3).draft(
+        "Which script promotes the replica?", [runbook_source()]
+    )
+
+    assert claims[0].text == "Promote the replica with the failover script."
+    assert not any(claim.more for claim in claims)
+
+
+@pytest.mark.django_db
+def test_the_answer_points_to_the_source_for_the_remaining_steps(
+    ingest, viewer, knowledge_base
+):
+    from retrieval.answers.chat import chat_answer
+
+    ingest(
+        knowledge_base,
+        b"# Runbook\n\n## When the database is down\n\n"
+        + b"\n".join(
+            f"{number}. {line}".encode()
+            for number, line in enumerate(RUNBOOK.split("\n\n")[1:], start=1)
+        ),
+    )
+
+    answer = chat_answer(
+        user=viewer, question="What should I do when the database is down?"
+    )
+
+    assert not answer.refused
+    assert answer.answer.splitlines()[-1] == "More steps in [S1]."
+    assert len(answer.claims) == 3
