@@ -23,3 +23,6 @@ SEARCH_SNAPSHOT_DIR = ""
 # tests of E5 itself build it (tests/retrieval/test_e5_embeddings.py); other
 # Curator processes get it from `process_env`.
 EMBEDDING_PROVIDER = "hashing"
+# Words alone for answers: the model of meaning embeds every sentence a test
+# ingests. Its tests turn it on (tests/retrieval/test_confidence.py).
+CHAT_MEANING_PROVIDER = ""

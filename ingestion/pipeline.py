@@ -26,6 +26,8 @@ from django.db import DatabaseError
 
 from documents.models import Document
 from documents.uploads import kind_for_content_type
+from retrieval.answers.evidence import sentence_texts
+from retrieval.answers.meaning import get_meaning
 from retrieval.embeddings import get_embedder
 from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
@@ -186,6 +188,7 @@ class IngestionPipeline:
         self.sandbox = sandbox or shared_sandbox()
         configure_parsers()
         self.embedder = get_embedder()
+        self.meaning = get_meaning()
         self.batch_size = settings.INGESTION_EMBED_BATCH
         self.progress_interval = settings.INGESTION_PROGRESS_INTERVAL_SECONDS
         # The claim wrote "download 0/1": the first report need not.
@@ -224,6 +227,7 @@ class IngestionPipeline:
         else:  # the parser processes embedded them beside the parse
             vectors = extracted.vectors
             self.report(TaskStage.EMBEDDING, len(chunks), len(chunks))
+        self.embed_sentences(chunks)
 
         self.report(TaskStage.INDEXING, 0, len(chunks))
         rows = chunk_rows(
@@ -377,6 +381,31 @@ class IngestionPipeline:
                 "without a text layer).",
             )
         return extracted
+
+    def embed_sentences(self, chunks: list) -> None:
+        """The vectors of the chunks' sentences that the answerer's model of
+        meaning has not stored yet (`retrieval.answers.meaning`): made here, so
+        that no question waits for them. Progress counts sentences."""
+        if self.meaning is None or not chunks:
+            return
+        texts = [
+            text
+            for chunk in chunks
+            for text in sentence_texts(chunk.text, chunk.heading_path, chunk.page)
+        ]
+        try:
+            self.meaning.remember(
+                texts,
+                batch=self.batch_size,
+                on_progress=lambda done, total: self.report(
+                    TaskStage.EMBEDDING, done, total
+                ),
+            )
+        except ProviderUnavailable as error:
+            raise IngestionFailure(
+                ErrorCode.PROVIDER_UNAVAILABLE,
+                f"The embedding provider is unavailable ({type(error).__name__}).",
+            ) from error
 
     def embed(self, chunks: list):
         total = len(chunks)

@@ -1,4 +1,5 @@
-"""Chunks, the searchable pieces of a document version with their vectors, and the
+"""Chunks, the searchable pieces of a document version with their vectors, the
+vectors of their sentences that the answerer compares with a question, and the
 conversations chat keeps for follow-up questions."""
 
 from __future__ import annotations
@@ -63,6 +64,27 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.ordinal} of {self.document_id}"
+
+
+class SentenceVector(models.Model):
+    """A sentence's (or table row's) vector from the answerer's model of meaning,
+    found by a digest of its text: made once, at ingestion, and shared by every
+    chunk and version that holds the same sentence (`retrieval.sentences`)."""
+
+    model = models.CharField(max_length=100)
+    digest = models.CharField(max_length=32)  # BLAKE2b-128 of the text, hex
+    vector = models.BinaryField()  # float16, little-endian
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "digest"], name="one_vector_per_model_sentence"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.digest}"
 
 
 class ConversationQuerySet(models.QuerySet):

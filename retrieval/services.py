@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from documents.models import Document, KnowledgeBase
 
+from .answers.evidence import sentence_texts
+from .answers.meaning import get_meaning
 from .embeddings import EmbedderUnavailable, get_embedder, to_bytes
 from .models import Chunk
 from .terms import TOKENIZER, ChunkTerms, chunk_terms
@@ -230,3 +232,40 @@ def chunks_reindex(
         done += len(batch)
         last_id = batch[-1][0]
         on_progress(ReindexProgress(done, max(total, done)))
+
+
+def sentences_remember(
+    *,
+    knowledge_base_id: str | None = None,
+    batch_size: int = 500,
+    on_progress: Callable[[ReindexProgress], None] = lambda progress: None,
+) -> int:
+    """Store the vectors of every chunk's sentences that the answerer's model of
+    meaning lacks (chunks ingested before it was set, or under another model), a
+    batch of chunks at a time; how many sentences were embedded. Nothing to do
+    without a model of meaning."""
+    meaning = get_meaning()
+    if meaning is None:
+        return 0
+    chunks = Chunk.objects.all()
+    if knowledge_base_id is not None:
+        chunks = chunks.filter(knowledge_base_id=knowledge_base_id)
+    total = chunks.count()
+    done = embedded = 0
+    last_id = 0
+    while batch := list(
+        chunks.filter(pk__gt=last_id)
+        .order_by("pk")
+        .values_list("pk", "text", "heading_path", "page")[:batch_size]
+    ):
+        embedded += meaning.remember(
+            [
+                text
+                for _, chunk_text, headings, page in batch
+                for text in sentence_texts(chunk_text, headings, page)
+            ]
+        )
+        done += len(batch)
+        last_id = batch[-1][0]
+        on_progress(ReindexProgress(done, total))
+    return embedded

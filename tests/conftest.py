@@ -124,8 +124,10 @@ def process_env(settings, tmp_path):
         "LOG_LEVEL": "WARNING",
         # Shared search snapshots, as in production, but this test's own.
         "SEARCH_SNAPSHOT_DIR": str(tmp_path / "snapshots"),
-        # The fast embedder, as in this process (config/settings_test.py).
+        # The fast embedder, as in this process (config/settings_test.py), and
+        # its model of meaning for answers (none).
         "EMBEDDING_PROVIDER": settings.EMBEDDING_PROVIDER,
+        "CHAT_MEANING_PROVIDER": settings.CHAT_MEANING_PROVIDER,
     }
     env.pop("DEBUG", None)
     return env

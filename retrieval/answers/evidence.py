@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from core.text import HAN
@@ -123,6 +123,26 @@ def evidence_units(source: Source, rank: int = 0) -> Iterator[Unit]:
                 seen.add(unit.quote)
                 position += 1
                 yield replace(unit, rank=rank, position=position)
+
+
+def sentence_texts(
+    text: str, heading_path: Sequence[str] = (), page: int | None = None
+) -> list[str]:
+    """What the answerer compares with a question, of one chunk read alone: its
+    sentences and rows as `evidence_units` cuts them (a row with its labels)."""
+    section = Section(text, list(heading_path), page)
+    alone = Source(
+        id="S1",
+        document_id=None,
+        document_version=0,
+        knowledge_base_id="",
+        filename="",
+        heading_path=list(heading_path),
+        page=page,
+        text=text,
+        sections=[section],
+    )
+    return list(dict.fromkeys(unit.text for unit in evidence_units(alone)))
 
 
 def with_notes(units: list[Unit], document_of: Mapping[str, object]) -> list[Unit]:

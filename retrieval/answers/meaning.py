@@ -7,8 +7,9 @@ by language and by model) but how far the best unit stands out from the others
 found for the same question (`standout`): a sentence that says what was asked
 stands out; on-topic sentences around a question nobody answers do not.
 
-Vectors of unit texts are kept in a bounded in-process cache: the units of a
-knowledge base's popular passages are embedded once per process.
+A unit's vector is looked for in a bounded in-process cache, then in the stored
+vectors of sentences (`retrieval.sentences`, made at ingestion: `remember`), and
+only then made while the question waits (and stored).
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
+from typing import Protocol
 
 import numpy as np
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from .. import sentences
 from ..embeddings import Embedder, EmbedderUnavailable
 
 logger = logging.getLogger(__name__)
@@ -30,15 +33,51 @@ logger = logging.getLogger(__name__)
 CACHE_SIZE = 50_000
 
 
-class Meaning:
-    """Cosines of a question to texts, through `embedder`."""
+class SentenceStore(Protocol):
+    def stored_vectors(self, model: str, texts: Iterable[str]) -> dict: ...
 
-    def __init__(self, embedder: Embedder, *, cache_size: int = CACHE_SIZE) -> None:
+    def store_vectors(
+        self, model: str, texts: Sequence[str], vectors: np.ndarray
+    ) -> None: ...
+
+
+class Meaning:
+    """Cosines of a question to texts, through `embedder`, with the vectors of
+    texts kept in `store` (none: made each time a process first needs them)."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        store: SentenceStore | None = None,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
         self.embedder = embedder
         self.name = embedder.name
+        self.store = store
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+
+    def remember(
+        self,
+        texts: Sequence[str],
+        *,
+        batch: int = 32,
+        on_progress: Callable[[int, int], None] = lambda done, total: None,
+    ) -> int:
+        """Embed and store those of `texts` the store lacks, `batch` at a time;
+        how many were embedded."""
+        texts = list(dict.fromkeys(texts))
+        known = self.store.stored_vectors(self.name, texts) if self.store else {}
+        missing = [text for text in texts if text not in known]
+        for start in range(0, len(missing), batch):
+            part = missing[start : start + batch]
+            vectors = self.embedder.embed(part)
+            if self.store is not None:
+                self.store.store_vectors(self.name, part, vectors)
+            on_progress(start + len(part), len(missing))
+        return len(missing)
 
     def cosines(self, question: str, texts: Sequence[str]) -> np.ndarray:
         """The cosine of `question` to each of `texts` (rows are normalised)."""
@@ -54,9 +93,16 @@ class Meaning:
                 if vector is not None:
                     self._cache.move_to_end(text)
         missing = [text for text, vector in known.items() if vector is None]
+        if missing and self.store is not None:
+            known.update(self.store.stored_vectors(self.name, missing))
+            unstored = [text for text in missing if known[text] is None]
+            if unstored:
+                vectors = self.embedder.embed(unstored)
+                known.update(zip(unstored, vectors, strict=True))
+                self.store.store_vectors(self.name, unstored, vectors)
+        elif missing:
+            known.update(zip(missing, self.embedder.embed(missing), strict=True))
         if missing:
-            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
-                known[text] = vector
             with self._lock:
                 for text in missing:
                     self._cache[text] = known[text]
@@ -84,7 +130,7 @@ def get_meaning() -> Meaning | None:
         logger.warning("CHAT_MEANING_PROVIDER=%s is not an embedding provider", name)
         return None
     try:
-        return Meaning(import_string(path).from_settings())
+        return Meaning(import_string(path).from_settings(), store=sentences)
     except EmbedderUnavailable as error:
         logger.warning(
             "CHAT_MEANING_PROVIDER=%s cannot run here (%s): answers rest on the "

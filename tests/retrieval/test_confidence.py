@@ -246,3 +246,123 @@ def test_the_answer_points_to_the_source_for_the_remaining_steps(
     assert not answer.refused
     assert answer.answer.splitlines()[-1] == "More steps in [S1]."
     assert len(answer.claims) == 3
+
+
+class RecordingEmbedder:
+    """A model of meaning that records what it embeds (words as axes)."""
+
+    name = "recording"
+    dimension = 8
+    embedded: list[str] = []  # shared on purpose: the fixture resets it
+
+    @classmethod
+    def from_settings(cls):
+        return cls()
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dimension, dtype=np.float32)
+        for word in text.lower().split():
+            vector[sum(map(ord, word)) % self.dimension] += 1.0
+        norm = np.linalg.norm(vector)
+        return vector / norm if norm else vector
+
+    def embed(self, texts):
+        RecordingEmbedder.embedded.extend(texts)
+        return np.stack([self._vector(text) for text in texts])
+
+    def embed_queries(self, texts):
+        return np.stack([self._vector(text) for text in texts])
+
+
+@pytest.fixture
+def recording_meaning(settings):
+    settings.EMBEDDING_PROVIDERS = {
+        **settings.EMBEDDING_PROVIDERS,
+        "recording": "tests.retrieval.test_confidence.RecordingEmbedder",
+    }
+    settings.CHAT_MEANING_PROVIDER = "recording"
+    RecordingEmbedder.embedded = []
+    get_meaning.cache_clear()
+    yield RecordingEmbedder
+    get_meaning.cache_clear()
+
+
+@pytest.mark.django_db
+class TestStoredSentenceVectors:
+    def test_ingestion_stores_every_sentence_once_and_questions_read_them(
+        self, recording_meaning, ingest, viewer, knowledge_base
+    ):
+        from retrieval.answers.chat import chat_answer
+        from retrieval.models import SentenceVector
+
+        ingest(knowledge_base, RUNBOOK.encode(), filename="runbook.md")
+        stored = SentenceVector.objects.filter(model="recording").count()
+        embedded = list(recording_meaning.embedded)
+
+        chat_answer(user=viewer, question="Which script promotes the replica?")
+
+        # The lead sentence's two clauses and the five steps.
+        assert stored == len(embedded) == 7
+        assert "Restart the workers." in embedded
+        # The question's candidates were all stored: none embedded while it waited.
+        assert recording_meaning.embedded == embedded
+
+    def test_a_new_version_embeds_only_its_new_sentences(
+        self, recording_meaning, ingest, knowledge_base
+    ):
+        first = ingest(knowledge_base, RUNBOOK.encode(), filename="runbook.md")
+        recording_meaning.embedded = []
+
+        ingest(
+            knowledge_base,
+            (RUNBOOK + "\nCall the vendor if the replica is down too.\n").encode(),
+            filename="runbook.md",
+            family_id=first.family_id,
+            version=2,
+        )
+
+        assert recording_meaning.embedded == [
+            "Call the vendor if the replica is down too."
+        ]
+
+    def test_a_sentence_not_stored_is_embedded_once_and_stored(self, recording_meaning):
+        from retrieval.models import SentenceVector
+
+        meaning = get_meaning()
+        meaning.cosines("q", ["One sentence.", "Another sentence."])
+        get_meaning.cache_clear()  # a new process: its cache is empty
+        get_meaning().cosines("q", ["One sentence.", "Another sentence."])
+
+        assert recording_meaning.embedded == ["One sentence.", "Another sentence."]
+        assert SentenceVector.objects.filter(model="recording").count() == 2
+
+
+@pytest.mark.django_db
+def test_reindex_chunks_stores_the_sentences_ingested_without_a_model(
+    ingest, knowledge_base, settings
+):
+    import io
+
+    from django.core.management import call_command
+
+    from retrieval.models import SentenceVector
+
+    ingest(knowledge_base, RUNBOOK.encode(), filename="runbook.md")  # no model yet
+    settings.EMBEDDING_PROVIDERS = {
+        **settings.EMBEDDING_PROVIDERS,
+        "recording": "tests.retrieval.test_confidence.RecordingEmbedder",
+    }
+    settings.CHAT_MEANING_PROVIDER = "recording"
+    RecordingEmbedder.embedded = []
+    get_meaning.cache_clear()
+    try:
+        out = io.StringIO()
+        call_command("reindex_chunks", stdout=out)
+        again = io.StringIO()
+        call_command("reindex_chunks", stdout=again)
+    finally:
+        get_meaning.cache_clear()
+
+    assert "sentences embedded=7" in out.getvalue()
+    assert "sentences embedded=0" in again.getvalue()
+    assert SentenceVector.objects.filter(model="recording").count() == 7

@@ -10,6 +10,7 @@ from retrieval.services import (
     ReindexProgress,
     chunks_needing_reindex,
     chunks_reindex,
+    sentences_remember,
 )
 from retrieval.terms import TOKENIZER
 
@@ -19,7 +20,9 @@ class Command(BaseCommand):
         "Make the search terms and vectors of chunks again where another tokenizer "
         "or embedder made them (after an upgrade that changes either), a batch at "
         "a time: an interrupted run resumes where it stopped. Search stays up; "
-        "each knowledge base's snapshots are rebuilt as its batches commit."
+        "each knowledge base's snapshots are rebuilt as its batches commit. Then "
+        "store the vectors of the chunks' sentences that the answerer's model of "
+        "meaning (CHAT_MEANING_PROVIDER) lacks, so that no question waits for them."
     )
 
     def add_arguments(self, parser):
@@ -74,6 +77,21 @@ class Command(BaseCommand):
                 "-r requirements.txt) and run the command again."
             ) from error
         self.stdout.write(self.style.SUCCESS(f"reindexed chunks={done}"))
+        try:
+            embedded = sentences_remember(
+                knowledge_base_id=knowledge_base_id,
+                batch_size=options["batch_size"],
+                on_progress=self._sentences_progress,
+            )
+        except ProviderUnavailable as error:
+            raise CommandError(
+                f"The model of meaning is unavailable ({error}); the sentences "
+                "already stored are kept: run the command again to go on."
+            ) from error
+        self.stdout.write(self.style.SUCCESS(f"sentences embedded={embedded}"))
+
+    def _sentences_progress(self, progress: ReindexProgress) -> None:
+        self.stdout.write(f"sentences of chunks {progress.done}/{progress.total}")
 
     def _progress(self, progress: ReindexProgress) -> None:
         self.stdout.write(f"reindexed {progress.done}/{progress.total}")
