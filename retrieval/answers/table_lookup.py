@@ -80,12 +80,17 @@ def best_row(
     best_key = (0.0, 0.0, False)
     for source, table in tables:
         sections = Counter(row.section for row in table.rows)
+        # What the document is called and where the table stands in it: a
+        # question names them ("In the OWASP Top Ten release comparison, ...").
+        around = f"{_title(source.filename)} {' '.join(source.heading_path)}"
         for row in table.rows:
             # Whichever name of the row the question names best.
             for label in _names(row, sections):
                 if not label:
                     continue
-                context = f"{label} {row.section} {table.columns[0]} {table.caption}"
+                context = (
+                    f"{label} {row.section} {table.columns[0]} {table.caption} {around}"
+                )
                 score = _label_score(label, context, wanted, asked, statistics)
                 if score is not None and not _names_whole(
                     phrases, label, f"{context} {' '.join(table.columns)}"
@@ -110,14 +115,30 @@ def best_row(
 _DEFINED_NAME = re.compile(r"\(\s*(?:the\s+)?[“\"']([^”\"']+)[”\"']\s*\)")
 
 
+def _title(filename: str) -> str:
+    """A file's name as words: "OWASP_Top_Ten_-_Comparison.docx" -> "OWASP Top
+    Ten - Comparison"."""
+    stem = filename.rsplit(".", 1)[0] if "." in filename else filename
+    return re.sub(r"[_+]+", " ", stem)
+
+
+# "(XSS)", "[CWE-918]": an abbreviation or code a label adds in brackets names
+# the same row ("Net income (loss)" says more than "Net income").
+_BRACKETED = re.compile(r"\s*(?:\([^()a-z]*\)|\[[^\[\]a-z]*\])")
+
+
 def _names(row: Row, sections: Counter) -> list[str]:
     """The row's own label; with its section's ("Change in benefit obligation
-    Service cost"); the short name its label defines; its section's alone when
-    the row is the only one of it ("Sales:" over "Product sales to affiliates")."""
+    Service cost"); the short name its label defines; the label without what it
+    adds in brackets ("Cross Site Scripting (XSS)"); its section's alone when the
+    row is the only one of it ("Sales:" over "Product sales to affiliates")."""
     names = [row.cells[0], row.label]
     defined = _DEFINED_NAME.search(row.cells[0])
     if defined:
         names.append(defined.group(1))
+    unbracketed = _BRACKETED.sub("", row.cells[0]).strip()
+    if unbracketed and unbracketed != row.cells[0]:
+        names.append(unbracketed)
     if row.section and sections[row.section] == 1:
         names.append(row.section)
     return [name for name in dict.fromkeys(names) if name]
@@ -214,12 +235,22 @@ def numeric(row: Row, column: int) -> Decimal | None:
     return parse_number(row.value(column))
 
 
-def columns_asked(question: Question, table: Table, row: Row) -> list[int] | None:
+_WORD = re.compile(r"\w")
+
+
+def columns_asked(
+    question: Question, table: Table, row: Row, *, words: bool = False
+) -> list[int] | None:
     """The value columns the question names, in the order it names them: by year,
     else by the words of their labels; a table with one value column has it.
-    None when the question names a year the table has no column for."""
+    None when the question names a year the table has no column for. Cells of
+    words ("A1", "mpm_winnt") count only when nothing is computed (`words`)."""
     text = normalized(question.text)
-    valued = [c for c in table.value_columns if numeric(row, c) is not None]
+    valued = [
+        c
+        for c in table.value_columns
+        if numeric(row, c) is not None or (words and _WORD.search(row.value(c)))
+    ]
     chosen: list[int] = []
     years = years_asked(text)
     if (

@@ -134,11 +134,19 @@ def _is_amount(cell: str) -> bool:
 
 
 def _looks_like_header(first: list[str], others: list[list[str]]) -> bool:
+    """A first row without numbers, or whose value cells are all years
+    ("OWASP Top Ten | 2003 | 2004 | 2007"), names the columns of rows that hold
+    numbers."""
     numbers = [n for cell in first for n in re.findall(r"\d+(?:\.\d+)?", cell)]
     if not numbers:
         return True
     others_have_numbers = any(re.search(r"\d", " ".join(row)) for row in others)
-    return others_have_numbers and all(_YEAR_ONLY.match(cell) for cell in first if cell)
+    values = [cell for cell in first[1:] if cell]
+    return (
+        others_have_numbers
+        and bool(values)
+        and all(_YEAR_ONLY.match(cell) for cell in values)
+    )
 
 
 def _column_labels(header: list[list[str]], width: int) -> list[str]:

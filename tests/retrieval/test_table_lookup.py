@@ -228,3 +228,55 @@ def test_a_participle_after_the_item_asked_for_is_not_part_of_its_name():
     )
 
     assert match.row.label == "Transportation"
+
+
+RELEASES = """\
+OWASP Top Ten | 2003 | 2004 | 2007
+Buffer Overflows | A5 | A5 | û
+Cross Site Scripting (XSS) | A4 | A4 | A1
+Cross Site Request Forgery (CSRF) | û | û | A5
+"""
+
+
+def test_a_cell_of_words_answers_a_lookup_by_its_row_and_column():
+    from retrieval.answers.table_answers import table_claims
+
+    releases = source("S1", RELEASES)
+    releases.filename = "OWASP_Top_Ten_-_Comparison_of_Releases.docx"
+    question = analyse(
+        "In the OWASP Top Ten release comparison, where did Cross Site Scripting "
+        "rank in the 2007 list?"
+    )
+
+    answer = table_claims(question, [releases], None)
+
+    assert [claim.text for claim in answer.claims] == [
+        "Cross Site Scripting (XSS), 2007: A1"
+    ]
+
+
+def test_an_abbreviation_in_brackets_is_not_needed_to_name_the_row():
+    (table,) = tables_of(source("S1", RELEASES))
+    match = best_row(
+        analyse("Where did Cross Site Scripting rank in 2007?"),
+        [(source("S1"), table)],
+        None,
+    )
+
+    assert match.row.label == "Cross Site Scripting (XSS)"
+    # Words in brackets say more than the label: they are needed.
+    words = read_table([" | 2019", "Net income (loss) | 5", "Net income | 7"])
+    match = best_row(
+        analyse("What was the net income in 2019?"), [(source("S1"), words)], None
+    )
+    assert match.row.label == "Net income"
+
+
+def test_a_cell_of_words_is_no_operand():
+    (table,) = tables_of(source("S1", RELEASES))
+    row = table.rows[1]
+
+    assert columns_asked(analyse("What is the rank in 2007?"), table, row) is None
+    assert columns_asked(
+        analyse("What is the rank in 2007?"), table, row, words=True
+    ) == [3]

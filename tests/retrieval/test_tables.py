@@ -113,3 +113,19 @@ def test_a_sections_total_closes_it():
         "Current provision for income taxes Total current",
         "Provision for income taxes",
     ]
+
+
+def test_a_first_row_of_years_under_a_title_cell_names_the_columns():
+    table = read_table(
+        [
+            "OWASP Top Ten | 2003 | 2004 | 2007",
+            "Buffer Overflows | A5 | A5 | û",
+            "Cross Site Scripting (XSS) | A4 | A4 | A1",
+        ]
+    )
+
+    assert table.columns == ("OWASP Top Ten", "2003", "2004", "2007")
+    assert [row.label for row in table.rows] == [
+        "Buffer Overflows",
+        "Cross Site Scripting (XSS)",
+    ]
