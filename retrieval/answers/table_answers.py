@@ -122,9 +122,7 @@ def table_claims(
         return TableAnswer([])
     if operation is not None and _names_operation(match.row.label, operation):
         operation = None  # "total sales", "average price": a row, not a sum
-    columns = columns_asked(
-        question, match.table, match.row, words=operation is None
-    )
+    columns = columns_asked(question, match.table, match.row, words=operation is None)
     if columns is None:
         return TableAnswer([])
     if operation is Operation.SUM and len(columns) == 1:
