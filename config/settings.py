@@ -319,10 +319,12 @@ LOGGING = {
 # --- Ingestion ---
 INGESTION_POLL_INTERVAL = env.float("INGESTION_POLL_INTERVAL", default=1.0)
 INGESTION_CLAIM_WINDOW = env.int("INGESTION_CLAIM_WINDOW", default=16)
-INGESTION_EMBED_BATCH = env.int("INGESTION_EMBED_BATCH", default=32)
+# E5 gains nothing from larger batches (padding costs what batching saves), and a
+# small batch keeps each one far inside its deadline on a loaded host.
+INGESTION_EMBED_BATCH = env.int("INGESTION_EMBED_BATCH", default=8)
 # A parser process that embeds the chunks it cut is held to this many seconds per
-# batch instead of the parse time limit (E5 embeds a few chunks a second; a batch
-# of 32 long ones took under a minute on a loaded two-core machine).
+# batch instead of the parse time limit (E5 embeds about two 500-character chunks
+# a second on one idle core).
 INGESTION_EMBED_TIMEOUT_SECONDS = env.float(
     "INGESTION_EMBED_TIMEOUT_SECONDS", default=120.0
 )
