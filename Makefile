@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: run serve static test test-fast test-browser bench bench-quick lint format venv migrate clean
+.PHONY: messages run serve static test test-fast test-browser bench bench-quick lint format venv migrate clean
 
 venv: $(STAMP)
 
@@ -89,6 +89,12 @@ lint: venv
 format: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+# The pages' strings: update web/locale/*/django.po, then compile the .mo files
+# (committed, so an install needs no gettext). Needs GNU gettext (Debian: gettext).
+messages: venv
+	cd web && DEBUG=true ../$(PY) ../manage.py makemessages -l zh_Hans --no-obsolete
+	cd web && DEBUG=true ../$(PY) ../manage.py compilemessages
 
 clean:
 	rm -rf $(VENV) var

@@ -64,6 +64,8 @@ INSTALLED_APPS = [
     # Above the apps: what combines them (docs/architecture.md, Layers).
     "review",
     "workbench",
+    # The pages for people (Ask, Library, Review) over every app's services.
+    "web",
 ]
 
 MIDDLEWARE = [
@@ -74,11 +76,14 @@ MIDDLEWARE = [
     # (`manage.py collectstatic`), without a separate web server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The pages' language: the language switch's cookie, else Accept-Language.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "web.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -94,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "web.context.navigation",
             ],
         },
     },
@@ -138,7 +144,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+# The pages' sign-in; staff keep the admin's own.
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "web:login"
 TIME_ZONE = env("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True

@@ -19,4 +19,6 @@ urlpatterns = [
     path("api/", include("documents.api.urls")),
     path("api/", include("ingestion.api.urls")),
     path("api/", include("retrieval.api.urls")),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("", include("web.urls")),
 ]
