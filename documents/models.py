@@ -119,6 +119,15 @@ class Document(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     published_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
+    # The last publish or reject: a stale review page names who decided and when.
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
 
     objects = DocumentQuerySet.as_manager()
 

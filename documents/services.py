@@ -123,6 +123,7 @@ def document_publish(
     document = _document_for_review(user, document_id)
     if second_person_required(user=user, document=document):
         raise SeparationOfDuties()
+    now = timezone.now()
     with transaction.atomic():
         # Archive first: at most one version of a family is published at a time.
         previous = Document.objects.filter(
@@ -133,7 +134,9 @@ def document_publish(
             document.pk,
             "publish",
             expected_lock_version=expected_lock_version,
-            published_at=timezone.now(),
+            published_at=now,
+            reviewed_by=user,
+            reviewed_at=now,
         )
         KnowledgeBase.objects.filter(pk=published.knowledge_base_id).update(
             index_version=F("index_version") + 1
@@ -177,6 +180,8 @@ def document_reject(
         "reject",
         expected_lock_version=expected_lock_version,
         review_note=reason,
+        reviewed_by=user,
+        reviewed_at=timezone.now(),
     )
     logger.info("document rejected id=%s by=%s", rejected.pk, user.username)
     return rejected
