@@ -411,6 +411,13 @@ OCR_PAGE_TIMEOUT_SECONDS = env.float("OCR_PAGE_TIMEOUT_SECONDS", default=60.0)
 OCR_MAX_PAGES = env.int("OCR_MAX_PAGES", default=200)
 # Pages read with a lower mean confidence are kept, and flagged in the admin.
 OCR_MIN_CONFIDENCE = env.float("OCR_MIN_CONFIDENCE", default=0.8)
+# The pages draw a PDF page or an image in a child process with these limits
+# (web/page_images.py); at most PAGE_RENDER_PROCESSES at once per web process.
+PAGE_RENDER_SECONDS = env.float("PAGE_RENDER_SECONDS", default=15.0)
+PAGE_RENDER_MEMORY_BYTES = env.int(
+    "PAGE_RENDER_MEMORY_BYTES", default=1024 * 1024 * 1024
+)
+PAGE_RENDER_PROCESSES = env.int("PAGE_RENDER_PROCESSES", default=2)
 # Parser processes per worker: a PDF's pages are shared among them (each one has
 # INGESTION_PARSE_MEMORY_BYTES of its own); other kinds use one.
 INGESTION_PARSE_PROCESSES = env.int("INGESTION_PARSE_PROCESSES", default=2)
