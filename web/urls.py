@@ -1,12 +1,16 @@
 from django.urls import path
 
-from . import document_pages, signin
+from . import document_pages, review, signin
 
 app_name = "web"
 
 urlpatterns = [
     path("login/", signin.SignInView.as_view(), name="login"),
     path("logout/", signin.SignOutView.as_view(), name="logout"),
+    path("review/", review.queue, name="review"),
+    path("review/<uuid:document_id>/", review.document_page, name="review-document"),
+    path("review/<uuid:document_id>/publish/", review.publish, name="review-publish"),
+    path("review/<uuid:document_id>/reject/", review.reject, name="review-reject"),
     path(
         "documents/<uuid:document_id>/pages/<int:page>.png",
         document_pages.page_image,
