@@ -1,6 +1,6 @@
 """Chunks, the searchable pieces of a document version with their vectors, the
-vectors of their sentences that the answerer compares with a question, and the
-conversations chat keeps for follow-up questions."""
+vectors of their sentences that the answerer compares with a question, the
+conversations chat keeps for follow-up questions, and what people said of answers."""
 
 from __future__ import annotations
 
@@ -151,3 +151,51 @@ class ConversationTurn(models.Model):
 
     def __str__(self) -> str:
         return f"turn {self.ordinal} of {self.conversation_id}"
+
+
+class AnswerFeedbackQuerySet(models.QuerySet):
+    def not_helpful(self) -> AnswerFeedbackQuerySet:
+        return self.filter(helpful=False)
+
+    def in_knowledge_bases(self, knowledge_base_ids) -> AnswerFeedbackQuerySet:
+        return self.filter(knowledge_bases__in=knowledge_base_ids).distinct()
+
+
+class AnswerFeedback(models.Model):
+    """Helpful or not, said by the person who asked, with what the answer cited.
+
+    It belongs to the knowledge bases of its cited documents (of the ones searched
+    for a refusal, which cites none): their reviewers read it, nobody else.
+    """
+
+    COMMENT_CHARS = 2000
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="answer_feedback",
+    )
+    # Plain id: conversations are pruned and deleted by their owners on their own.
+    conversation_id = models.UUIDField(null=True, blank=True)
+    question = models.TextField()
+    answer = models.TextField()
+    refused = models.BooleanField(default=False)
+    # [{id, document_id, document_version, filename, knowledge_base_id, page,
+    #   heading_path, excerpt}], as the answer cited them.
+    sources = models.JSONField(default=list, blank=True)
+    knowledge_bases = models.ManyToManyField(
+        KnowledgeBase, related_name="answer_feedback", blank=True
+    )
+    helpful = models.BooleanField()
+    comment = models.CharField(max_length=COMMENT_CHARS, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AnswerFeedbackQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"feedback {self.id} ({'helpful' if self.helpful else 'not helpful'})"

@@ -1,4 +1,5 @@
-"""Reads that carry rules: a conversation is its owner's alone.
+"""Reads that carry rules: a conversation is its owner's alone; feedback on
+answers is read by the reviewers of every knowledge base it belongs to.
 
 Another user's conversation is `NotFound`, exactly like one that does not exist, so
 an id discloses nothing.
@@ -12,8 +13,10 @@ from typing import TYPE_CHECKING
 from django.db.models import Count, Prefetch, QuerySet
 
 from core.errors import NotFound
+from documents.models import KnowledgeBase, Role
+from documents.selectors import knowledge_base_ids_for
 
-from .models import Conversation, ConversationTurn
+from .models import AnswerFeedback, Conversation, ConversationTurn
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -60,3 +63,23 @@ def recent_questions(conversation: Conversation, *, limit: int) -> list[str]:
         "resolved_question", flat=True
     )[:limit]
     return list(reversed(newest))
+
+
+def answers_to_check_for(user: User | AnonymousUser) -> QuerySet[AnswerFeedback]:
+    """Answers marked not helpful, newest first, that the caller reviews.
+
+    Only feedback whose knowledge bases are all ones the caller reviews: an answer
+    that also quotes another knowledge base would show its text to a non-member.
+    Everyone else gets none.
+    """
+    mine = knowledge_base_ids_for(user, minimum_role=Role.REVIEWER)
+    if not mine:
+        return AnswerFeedback.objects.none()
+    return (
+        AnswerFeedback.objects.not_helpful()
+        .in_knowledge_bases(mine)
+        .exclude(knowledge_bases__in=KnowledgeBase.objects.exclude(pk__in=mine))
+        .select_related("user")
+        .prefetch_related("knowledge_bases")
+        .order_by("-created_at", "id")
+    )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import document_pages, review, signin
+from . import answers, ask, document_pages, review, signin, sources
 
 app_name = "web"
 
@@ -15,5 +15,20 @@ urlpatterns = [
         "documents/<uuid:document_id>/pages/<int:page>.png",
         document_pages.page_image,
         name="document-page",
+    ),
+    path("", ask.AskView.as_view(), name="ask"),
+    path(
+        "conversations/", ask.ConversationListView.as_view(), name="ask-conversations"
+    ),
+    path(
+        "conversations/<uuid:conversation_id>/delete/",
+        ask.ConversationDeleteView.as_view(),
+        name="ask-conversation-delete",
+    ),
+    path("sources/<uuid:document_id>/", sources.SourceView.as_view(), name="source"),
+    path(
+        "review/answers/",
+        answers.AnswersToCheckView.as_view(),
+        name="answers-to-check",
     ),
 ]

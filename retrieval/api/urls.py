@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import chat_views, conversation_views, views
+from . import chat_views, conversation_views, feedback_views, views
 
 urlpatterns = [
     path(
@@ -17,6 +17,12 @@ urlpatterns = [
     path("retrieval/debug", views.RetrievalDebugView.as_view(), name="retrieval-debug"),
     path("chat", chat_views.ChatView.as_view(), name="chat"),
     path("chat/stream", chat_views.ChatStreamView.as_view(), name="chat-stream"),
+    path("chat/feedback", feedback_views.FeedbackView.as_view(), name="chat-feedback"),
+    path(
+        "answers/to-check",
+        feedback_views.AnswersToCheckView.as_view(),
+        name="answers-to-check",
+    ),
     path(
         "conversations",
         conversation_views.ConversationListView.as_view(),

@@ -1,0 +1,91 @@
+"""A cited passage beside the answer: the chunk among its neighbours, where it
+sits in its document, and a link to the original.
+
+Visibility is the API's (`documents.selectors.visible_document`): a viewer reads
+published versions only, and another knowledge base's document is a 404.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views import View
+
+from core.errors import NotFound
+from documents.models import Document
+from documents.selectors import visible_document
+from retrieval.models import Chunk
+
+NEIGHBOURS = 1  # chunks shown on each side of the cited one
+# Enough of an excerpt to find its chunk; the whole of one can be 500 characters.
+PROBES = (120, 40)
+
+# What a chunk's `page` counts, by the original's kind.
+_PLACES = {
+    ".pptx": gettext_lazy("Slide"),
+    ".xlsx": gettext_lazy("Sheet"),
+    ".xls": gettext_lazy("Sheet"),
+    ".csv": gettext_lazy("Sheet"),
+}
+
+
+def _place(document: Document):
+    suffix = "." + document.filename.rsplit(".", 1)[-1].lower()
+    return _PLACES.get(suffix, gettext_lazy("Page"))
+
+
+def _cited_chunk(
+    chunks: QuerySet[Chunk], *, chunk_id: str, excerpt: str, page: str
+) -> Chunk | None:
+    """The chunk named by id, else the one holding the excerpt (on its page
+    when one is given), else the page's first."""
+    if chunk_id:
+        return chunks.filter(pk=chunk_id).first() if chunk_id.isdigit() else None
+    on_page = chunks.filter(page=int(page)) if page.isdigit() else chunks
+    text = excerpt.strip().strip("…").strip()
+    for size in PROBES if text else ():
+        for scope in (on_page, chunks):
+            found = scope.filter(text__contains=text[:size]).first()
+            if found is not None:
+                return found
+    return on_page.first() or chunks.first()
+
+
+class SourceView(LoginRequiredMixin, View):
+    def get(self, request: HttpRequest, document_id: uuid.UUID) -> HttpResponse:
+        try:
+            document = visible_document(request.user, document_id)
+        except NotFound:
+            raise Http404(_("Document not found.")) from None
+        chunks = document.chunks.order_by("ordinal").defer("embedding", "terms")
+        cited = _cited_chunk(
+            chunks,
+            chunk_id=request.GET.get("chunk", ""),
+            excerpt=request.GET.get("excerpt", ""),
+            page=request.GET.get("page", ""),
+        )
+        if cited is None:
+            raise Http404(_("Passage not found."))
+        around = chunks.filter(
+            ordinal__gte=cited.ordinal - NEIGHBOURS,
+            ordinal__lte=cited.ordinal + NEIGHBOURS,
+        )
+        # The page asks for the panel alone; a link opened on its own gets a page.
+        partial = request.headers.get("HX-Request") == "true"
+        return render(
+            request,
+            "web/ask/source_panel.html" if partial else "web/ask/source_page.html",
+            {
+                "document": document,
+                "cited": cited,
+                "chunks": around,
+                "place": _place(document),
+                "partial": partial,
+            },
+        )
