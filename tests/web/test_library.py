@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import translation
 
 from documents.models import Document, DocumentStatus, Role
+from ingestion.errors import ERROR_HELP, UNKNOWN
 from ingestion.models import TaskStage
 from tests.factories import DocumentFactory, IngestionTaskFactory
 
@@ -156,7 +158,9 @@ def test_a_failed_task_shows_its_code_hint_and_retry_but_not_cancel(
 
 
 def test_only_rows_in_progress_poll(client, editor, knowledge_base):
-    running = IngestionTaskFactory(document__knowledge_base=knowledge_base, running=True)
+    running = IngestionTaskFactory(
+        document__knowledge_base=knowledge_base, running=True
+    )
     idle = DocumentFactory(knowledge_base=knowledge_base, published=True)
     client.force_login(editor)
     page = client.get("/library/").content.decode()
@@ -214,9 +218,18 @@ def test_the_page_is_translated(client, editor, knowledge_base):
     client.force_login(editor)
     client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/library/"})
     page = client.get("/library/").content.decode()
-    assert "文件库" in page or "资料库" in page
-    assert "Failed:" not in page
+    assert "文档库" in page
+    assert "失败：无法将该文件作为文档读取" in page  # the hint, from ingestion/locale
+    assert "请将更正后的文件作为新版本上传并提交。" in page
     assert "parse_error" in page
+    assert "Failed:" not in page
+
+
+def test_every_error_hint_has_a_chinese_translation():
+    with translation.override("zh-hans"):
+        for help_ in [*ERROR_HELP.values(), UNKNOWN]:
+            for text in help_:
+                assert translation.gettext(text) != text, text
 
 
 def test_an_upload_with_the_session_and_csrf_header_creates_a_draft(

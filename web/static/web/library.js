@@ -26,7 +26,7 @@
       var bar = document.createElement("progress");
       bar.max = 100;
       bar.value = 0;
-      bar.setAttribute("aria-label", texts.progress.replace("%(name)s", file.name));
+      bar.setAttribute("aria-label", texts.progress + ": " + file.name);
       var status = document.createElement("span");
       status.className = "status";
       status.textContent = texts.waiting;
