@@ -4,6 +4,7 @@ allowed and refused as the task state machine says, never a 500."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from documents.models import Document, DocumentStatus, Role
 from ingestion.models import IngestionTask, TaskStatus
@@ -135,3 +136,16 @@ def test_actions_need_a_post_and_a_signed_in_caller(client, editor, knowledge_ba
     assert response["Location"].startswith("/login/")
     client.force_login(editor)
     assert client.get(f"/library/documents/{document.pk}/submit/").status_code == 405
+
+
+def test_the_forms_carry_the_csrf_token(editor, knowledge_base):
+    document = DocumentFactory(knowledge_base=knowledge_base)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(editor)
+    page = client.get("/library/").content.decode()
+    assert 'name="csrfmiddlewaretoken"' in page
+    url = f"/library/documents/{document.pk}/submit/"
+    assert client.post(url).status_code == 403  # no token
+    token = client.cookies["csrftoken"].value
+    assert client.post(url, headers={"X-CSRFToken": token, **HTMX}).status_code == 200
+    assert IngestionTask.objects.filter(document=document).exists()
