@@ -90,11 +90,14 @@ format: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-# The pages' strings: update web/locale/*/django.po, then compile the .mo files
-# (committed, so an install needs no gettext). Needs GNU gettext (Debian: gettext).
+# The pages' strings and the error hints they show: update each app's
+# locale/*/django.po, then compile the .mo files (committed, so an install needs
+# no gettext). Needs GNU gettext (Debian: gettext).
 messages: venv
-	cd web && DEBUG=true ../$(PY) ../manage.py makemessages -l zh_Hans --no-obsolete
-	cd web && DEBUG=true ../$(PY) ../manage.py compilemessages
+	for app in web ingestion; do \
+	  (cd $$app && DEBUG=true ../$(PY) ../manage.py makemessages -l zh_Hans --no-obsolete \
+	   && DEBUG=true ../$(PY) ../manage.py compilemessages) || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) var

@@ -1,11 +1,15 @@
 """What each task error code means to a person, and what to do next.
 
 The admin shows these instead of raw codes; `error_detail` stays for operators.
+The texts stay English here (the API's); they are marked so that the pages can
+show them translated (`ingestion/locale/`).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from django.utils.translation import gettext_noop
 
 from .models import ErrorCode
 
@@ -15,85 +19,116 @@ class ErrorHelp(NamedTuple):
     next_step: str
 
 
-REPLACE = "Upload a corrected file as a new version and submit it."
-RETRY_LATER = "Retry the task later; if it keeps failing, tell the operators."
+REPLACE = gettext_noop("Upload a corrected file as a new version and submit it.")
+RETRY_LATER = gettext_noop(
+    "Retry the task later; if it keeps failing, tell the operators."
+)
 
 ERROR_HELP: dict[str, ErrorHelp] = {
     ErrorCode.PARSE_ERROR: ErrorHelp(
-        "The file could not be read as a document: it may be damaged or not the "
-        "format its name says.",
+        gettext_noop(
+            "The file could not be read as a document: it may be damaged or not the "
+            "format its name says."
+        ),
         REPLACE,
     ),
     ErrorCode.OBJECT_READ_ERROR: ErrorHelp(
-        "The uploaded original could not be read from storage.", RETRY_LATER
+        gettext_noop("The uploaded original could not be read from storage."),
+        RETRY_LATER,
     ),
     ErrorCode.EMPTY_DOCUMENT: ErrorHelp(
-        "The file holds no text that can be searched (for example a scanned "
-        "image without text).",
-        "Upload a version with selectable text.",
+        gettext_noop(
+            "The file holds no text that can be searched (for example a scanned "
+            "image without text)."
+        ),
+        gettext_noop("Upload a version with selectable text."),
     ),
     ErrorCode.DOCUMENT_NOT_FOUND: ErrorHelp(
-        "The document was deleted before it could be processed.",
-        "Nothing to do; upload it again if it is still needed.",
+        gettext_noop("The document was deleted before it could be processed."),
+        gettext_noop("Nothing to do; upload it again if it is still needed."),
     ),
     ErrorCode.INTERNAL_ERROR: ErrorHelp(
-        "Something unexpected went wrong while processing the file.",
-        "Retry the task; if it fails again, tell the operators.",
+        gettext_noop("Something unexpected went wrong while processing the file."),
+        gettext_noop("Retry the task; if it fails again, tell the operators."),
     ),
     ErrorCode.PROVIDER_UNAVAILABLE: ErrorHelp(
-        "The embedding service did not answer.", RETRY_LATER
+        gettext_noop("The embedding service did not answer."), RETRY_LATER
     ),
     ErrorCode.DATABASE_UNAVAILABLE: ErrorHelp(
-        "The worker lost its connection to the database.", RETRY_LATER
+        gettext_noop("The worker lost its connection to the database."), RETRY_LATER
     ),
     ErrorCode.LEASE_EXPIRED: ErrorHelp(
-        "The worker processing the file stopped answering (it may have crashed "
-        "or been restarted).",
-        "Retry the task.",
+        gettext_noop(
+            "The worker processing the file stopped answering (it may have crashed "
+            "or been restarted)."
+        ),
+        gettext_noop("Retry the task."),
     ),
     ErrorCode.FILE_TOO_LARGE: ErrorHelp(
-        "The file is too large to process within the size or memory limit.",
-        "Split the file into smaller documents, or ask the operators to raise "
-        "the limit.",
+        gettext_noop(
+            "The file is too large to process within the size or memory limit."
+        ),
+        gettext_noop(
+            "Split the file into smaller documents, or ask the operators to raise "
+            "the limit."
+        ),
     ),
     ErrorCode.TOO_MANY_PAGES: ErrorHelp(
-        "The PDF has more pages than the page limit.",
-        "Split the PDF into smaller documents, or ask the operators to raise "
-        "the limit.",
+        gettext_noop("The PDF has more pages than the page limit."),
+        gettext_noop(
+            "Split the PDF into smaller documents, or ask the operators to raise "
+            "the limit."
+        ),
     ),
     ErrorCode.PARSE_TIMEOUT: ErrorHelp(
-        "Reading the file took longer than the time limit.",
-        "Split or simplify the file (for example save it again as a plain PDF), "
-        "then upload it as a new version.",
+        gettext_noop("Reading the file took longer than the time limit."),
+        gettext_noop(
+            "Split or simplify the file (for example save it again as a plain PDF), "
+            "then upload it as a new version."
+        ),
     ),
     ErrorCode.PASSWORD_PROTECTED: ErrorHelp(
-        "The file is protected by a password, so its text cannot be read.",
-        "Remove the password (save an unprotected copy), then upload it as a new "
-        "version.",
+        gettext_noop(
+            "The file is protected by a password, so its text cannot be read."
+        ),
+        gettext_noop(
+            "Remove the password (save an unprotected copy), then upload it as a new "
+            "version."
+        ),
     ),
     ErrorCode.OCR_UNAVAILABLE: ErrorHelp(
-        "The file holds scanned pages or images that need text recognition (OCR), "
-        "which is switched off or not installed on this server.",
-        "Ask the operators to enable OCR (see /api/health/ready), then retry the "
-        "task; or upload a version with selectable text.",
+        gettext_noop(
+            "The file holds scanned pages or images that need text recognition (OCR), "
+            "which is switched off or not installed on this server."
+        ),
+        gettext_noop(
+            "Ask the operators to enable OCR (see /api/health/ready), then retry the "
+            "task; or upload a version with selectable text."
+        ),
     ),
     ErrorCode.TEXT_TOO_LARGE: ErrorHelp(
-        "The file holds more text than one document may have.",
-        "Split the file into smaller documents, or ask the operators to raise "
-        "INGESTION_MAX_TEXT_CHARS.",
+        gettext_noop("The file holds more text than one document may have."),
+        gettext_noop(
+            "Split the file into smaller documents, or ask the operators to raise "
+            "INGESTION_MAX_TEXT_CHARS."
+        ),
     ),
     ErrorCode.TOO_MANY_CHUNKS: ErrorHelp(
-        "The file cuts into more passages than one document may have (often a "
-        "file of thousands of tiny sections or headings).",
-        "Split or simplify the file, or ask the operators to raise "
-        "INGESTION_MAX_CHUNKS_PER_DOCUMENT (or, for a text, Markdown or HTML "
-        "file, INGESTION_MAX_BLOCKS_PER_DOCUMENT).",
+        gettext_noop(
+            "The file cuts into more passages than one document may have (often a "
+            "file of thousands of tiny sections or headings)."
+        ),
+        gettext_noop(
+            "Split or simplify the file, or ask the operators to raise "
+            "INGESTION_MAX_CHUNKS_PER_DOCUMENT (or, for a text, Markdown or HTML "
+            "file, INGESTION_MAX_BLOCKS_PER_DOCUMENT)."
+        ),
     ),
 }
 
 UNKNOWN = ErrorHelp(
-    "The task stopped with an error this version does not describe.",
-    "Retry the task; if it fails again, tell the operators.",
+    gettext_noop("The task stopped with an error this version does not describe."),
+    gettext_noop("Retry the task; if it fails again, tell the operators."),
 )
 
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import answers, ask, document_pages, review, signin, sources
+from .library import views as library
 
 app_name = "web"
 
@@ -31,4 +32,14 @@ urlpatterns = [
         answers.AnswersToCheckView.as_view(),
         name="answers-to-check",
     ),
+    path("library/", library.library, name="library"),
+    path("library/documents/", library.documents, name="library-documents"),
+    path("library/documents/<uuid:document_id>/", library.row, name="library-row"),
+    path(
+        "library/documents/<uuid:document_id>/submit/",
+        library.submit,
+        name="library-submit",
+    ),
+    path("library/tasks/<uuid:task_id>/retry/", library.retry, name="library-retry"),
+    path("library/tasks/<uuid:task_id>/cancel/", library.cancel, name="library-cancel"),
 ]
