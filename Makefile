@@ -18,13 +18,15 @@ migrate: venv
 	mkdir -p var
 	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
 
-# Serves the API and admin on 127.0.0.1:8000 with a worker beside it;
+# Serves the pages, the API and the admin on 127.0.0.1:8000 with a worker beside it;
 # Ctrl-C stops both.
 run: migrate
 	DEBUG=$${DEBUG:-true} $(PY) manage.py seed_demo
 	export DEBUG=$${DEBUG:-true}; \
 	$(PY) manage.py run_ingestion_worker --loop --worker-id make-run & \
 	worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
+	echo; echo "Curator: ask at http://127.0.0.1:8000/ (sign in as alice, bob or carol;"; \
+	echo "password: DEMO_PASSWORD, by default curator-demo). Library: /library/, review: /review/"; echo; \
 	$(PY) manage.py runserver 127.0.0.1:8000
 
 # The admin's CSS and JavaScript into STATIC_ROOT, served with DEBUG off.
