@@ -13,7 +13,6 @@ small bonus. A unit about a sibling of the item the question names ("level 2" fo
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from core.text import HAN
 
 from ..tokens import normalized, term_runs
 from .evidence import Unit
+from .lexicon import WIDE_YEAR_DIGITS, idf
 from .question import Question, Term, designators_in, stem
 
 SIBLING_RULE = True
@@ -38,7 +38,8 @@ NUMBER_BONUS = 0.15
 _KIND_CUES = {
     "time": re.compile(
         r"\d+\s*年|\d+\s*月|\d+\s*日|世纪|年代|朝|时期|时代|纪|夜间|白天|[春夏秋冬]|季"
-        r"|早期|晚期|末期|初期|[一二三四五六七八九十〇零]+年|\b(?:1[89]|20)\d\d\b"
+        r"|早期|晚期|末期|初期|[一二三四五六七八九十〇零]+年"
+        rf"|\b{WIDE_YEAR_DIGITS}\b"
         r"|\b(?:january|february|march|april|may|june|july|august|september|october"
         r"|november|december)\b",
         re.I,
@@ -142,7 +143,7 @@ def local_weights(items: Iterable, matchers: Sequence[Matcher]) -> dict:
     weights = {}
     for item in items:
         frequency = sum(matcher.has(item) for matcher in matchers)
-        weights[item] = math.log1p((count - frequency + 0.5) / (frequency + 0.5))
+        weights[item] = idf(count, frequency)
     return weights
 
 
