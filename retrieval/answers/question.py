@@ -19,71 +19,17 @@ from functools import cached_property, lru_cache
 from core.text import HAN, NUMBER
 
 from ..tokens import iter_terms, keyword_tokens, normalized, segmenter
+from . import rules
 from .lexicon import ANSWER_KIND_NOUNS, ANSWER_STOPWORDS, YEAR, en, zh
 
 # Names kept whole: titles in 《》 and names joined by a middle dot ("姆拉登·佩特里奇").
 _TITLE = re.compile(r"《([^》]{1,40})》")
 _DOTTED_NAME = re.compile(rf"[{HAN}]+(?:[·・][{HAN}]+)+")
 
-# Asks why, what something includes, means or shows, how it is done: a sentence
-# answers, a row of numbers never does.
-ASKS_EXPLANATION = re.compile(
-    r"\bwhy\b|\bwhat (?:led|caused|drove|resulted)\b|\bdue to\W*$|\bdriven by\b"
-    r"|\breasons?\b|\binclud(?:e|es|ed|ing)\b|\bcompris|\bconsist|\bmeans?\b"
-    r"|\bdefin|\bdescrib|\bhow (?:is|are|was|were|does|do|did|will|would)\b"
-    r"|\bwhat (?:does|do|did) .+ (?:show|represent|refer)"
-    r"|为什么|原因|包括|包含|是指|如何",
-    re.I,
-)
-ASKS_NUMBER = re.compile(
-    r"多少|(?<!哪)几(?!乎|何)|多久|多长|多大(?!学)|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
-    r"|\bhow\s+(?:many|much|long|often|old|far|big|large|high|quickly|fast|soon)\b"
-    r"|\bwhen\b|\bwhat\s+(?:(?:is|was|are|were)\s+the\s+)?(?:year|date|time|percentage"
-    r"|percent|share|rate|amount|number|value|total|sum|average|ratio|proportion"
-    r"|change|difference|increase|decrease|decline|growth)\b"
-    r"|\bwhich\s+year\b",
-    re.IGNORECASE,
-)
-_ANSWER_KINDS = (
-    (
-        "time",
-        re.compile(
-            r"什么时候|何时|哪一?年|哪个月|哪一?天|时期|年代|几时|什么时间"
-            r"|\bwhen\b|\bwhat (?:year|date|time)\b|\bwhich (?:year|date)\b",
-            re.I,
-        ),
-    ),
-    (
-        "place",
-        re.compile(
-            r"哪里|哪儿|什么地方|何地|何处|地址|地点|位置|在哪|哪个(?:国家|城市|省|地区|州)"
-            r"|\bwhere\b",
-            re.I,
-        ),
-    ),
-    (
-        "reason",
-        re.compile(
-            r"\bwhy\b|\bwhat (?:led to|caused|drove|resulted in)\b|\breasons? for\b"
-            r"|\bdue to what\b|\bprimarily due to\W*$"
-            r"|(?<![称成作叫名])为什么|为何|什么原因|原因是",
-            re.I,
-        ),
-    ),
-    (
-        "alias",
-        re.compile(
-            r"又称|别称|别名|又名|称为|称作|叫做|叫什么|\balso known\b|\bcalled\b"
-            r"|\b(?:another|other) names?\b",
-            re.I,
-        ),
-    ),
-)
-
-# Parallel items: a head word with a number or letter ("level 1", "sev2", "tier b"),
-# ordinals and levels in Chinese ("二级", "第三类", "一线"), and years.
-# "level 1", "tier b", "phase ii": a word that names items, then its number or
-# letter; "sev2", "q3", "p1": a short head written together with its number.
+# Parallel items: a word that names items (`en.ITEM_HEADS`), then its number or
+# letter ("level 1", "tier b", "phase ii"); a short head written together with
+# its number ("sev2", "q3", "p1"); ordinals and levels in Chinese ("二级",
+# "第三类", "一线"); and years.
 _EN_DESIGNATOR = re.compile(r"\b([a-z]{1,12})[ -]?(\d{1,3}|[ivx]{1,4}|[a-h])\b")
 _EN_JOINED_DESIGNATOR = re.compile(r"\b([a-z]{1,4})(\d{1,3})\b")
 _ZH_DESIGNATOR = re.compile(
@@ -127,10 +73,17 @@ class Question:
     answer_kind: str | None  # "time", "place", "reason", "alias" or None
     asks_number: bool
     asks_explanation: bool = False
+    cues: frozenset[str] = frozenset()  # the `rules` it matches
     defines: str = ""  # "What is Trade receivables?": the thing to define
     # "What are the four golden signals of monitoring?": what a sentence that
     # answers it says is or are something ("The four golden signals ... are").
     restates: str = ""
+
+    def asks(self, rule: str) -> bool:
+        """Whether the question matches `rule` (a name of `rules.RULES`)."""
+        if rule not in rules.RULE_NAMES:
+            raise KeyError(rule)
+        return rule in self.cues
 
     @property
     def content_terms(self) -> tuple[Term, ...]:
@@ -157,10 +110,16 @@ _FRAMING = re.compile(
 )
 
 
-@lru_cache(maxsize=4096)
 def analyse(question: str) -> Question:
+    return _analyse(question, rules.switched_off())
+
+
+@lru_cache(maxsize=4096)
+def _analyse(question: str, _off: frozenset[str]) -> Question:
+    """`analyse`, cached for the rules switched off (`rules.ablated`)."""
     text = normalized(_FRAMING.sub("", question))
     terms = _terms(_FRAMING.sub("", question))
+    cues = rules.cues(question, text)
     return Question(
         text=question,
         terms=terms,
@@ -168,10 +127,11 @@ def analyse(question: str) -> Question:
         numbers=frozenset(_NUMBER.findall(text.replace(",", ""))),
         designators=designators_in(text),
         answer_kind=next(
-            (kind for kind, pattern in _ANSWER_KINDS if pattern.search(text)), None
+            (kind for name, kind in rules.ANSWER_KINDS.items() if name in cues), None
         ),
-        asks_number=bool(ASKS_NUMBER.search(text)),
-        asks_explanation=bool(ASKS_EXPLANATION.search(text)),
+        asks_number="asks-number" in cues,
+        asks_explanation="asks-explanation" in cues,
+        cues=cues,
         defines=_defined(text),
         restates=_restated(text),
     )
