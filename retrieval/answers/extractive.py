@@ -27,6 +27,7 @@ from django.conf import settings
 from ..tokens import normalized
 from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units, with_notes
+from .lexicon import en, zh
 from .meaning import Meaning, get_meaning, standout
 from .measures import asked_measures, says_measure
 from .question import Question, analyse, has_cjk
@@ -57,18 +58,8 @@ _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # A number in words: a Chinese numeral ("两层", "一分钟", "三辑"; not one of the
 # words a numeral only spells: "一般", "统一", "第一"), or an English number word
 # ("no" and "none" say zero: "No significant amounts were reclassified").
-_QUANTITY_WORD = re.compile(
-    r"[一二两三四五六七八九十百千万亿半]"
-    r"|\b(?:no|none|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-    r"|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once"
-    r"|twice|double|several)\b",
-    re.IGNORECASE,
-)
-_NOT_A_NUMBER = re.compile(
-    r"(?i:\bone (?:of|or more|another)\b|\bno (?:longer|one)\b)"
-    r"|一般|一起|一直|一定|一些|统一|唯一|第[一二三四五六七八九十]|一样|一致|一切|一旦"
-    r"|一同|一度|之一|十分|万一|一向|一贯|一并|一律|一再|一时|一概|同一|一方面"
-)
+_QUANTITY_WORD = re.compile(rf"{zh.QUANTITY_NUMERAL}|{en.QUANTITY_WORD}", re.IGNORECASE)
+_NOT_A_NUMBER = re.compile(rf"{en.NOT_A_NUMBER}|{zh.NOT_A_NUMBER}")
 # A run of one-sentence paragraphs is a list of steps from this many on.
 MIN_STEPS = 3
 _POINTER = re.compile(

@@ -49,6 +49,38 @@ ROMAN_NUMERALS = {
     "viii": 8,
 }
 
+# What evidence of an answer kind says, as pattern text (`ranking`'s bonus).
+TIME_CUE = (
+    r"\b(?:january|february|march|april|may|june|july|august|september|october"
+    r"|november|december)\b"
+)
+PLACE_CUE = r"\b(?:in|at|located)\b"
+REASON_CUE = (
+    r"\b(?:due to|because|attributable|driven by|as a result|result(?:ed|ing)?"
+    r" (?:from|in)|primarily|mainly|largely|owing to|reflect(?:s|ed|ing)?)\b"
+)
+ALIAS_CUE = r"\bknown\b|\bcalled\b"
+# Number words, as pattern text, one list per reader (each measured for it):
+# a number in evidence, for the bonus of a question asking one (`ranking`)...
+NUMBER_WORD = (
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
+    r"thirty|forty|fifty|hundred|thousand)\b"
+)
+# ... a quantity a claim says (`extractive`; "no" and "none" say zero: "No
+# significant amounts were reclassified") ...
+QUANTITY_WORD = (
+    r"\b(?:no|none|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once"
+    r"|twice|double|several)\b"
+)
+# ... and the count before a unit ("two days", "a week", `measures`).
+COUNT_BEFORE_UNIT = (
+    r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|fifteen|twenty|thirty|forty|fifty|sixty|ninety|a|an|several|few)"
+)
+# Where "one" and "no" say no number ("one of", "no longer").
+NOT_A_NUMBER = r"(?i:\bone (?:of|or more|another)\b|\bno (?:longer|one)\b)"
+
 # Follow-up questions' word classes (`followups`): whole tokens, not patterns.
 QUESTION_WORDS = word_set("what which who whom whose when where why how")
 AUXILIARIES = word_set(

@@ -38,7 +38,28 @@ ANSWER_KIND_NOUNS = word_set(
 FOCUS_AFTER = re.compile(
     r"(?:哪个|哪些|哪位|哪种|哪一|哪|什么|何|多少|几)(?:个|种|位|项|家|部|座|条)?$"
 )
+# What evidence of an answer kind says, as pattern text (`ranking`'s bonus).
+TIME_CUE = (
+    r"\d+\s*年|\d+\s*月|\d+\s*日|世纪|年代|朝|时期|时代|纪|夜间|白天|[春夏秋冬]|季"
+    r"|早期|晚期|末期|初期|[一二三四五六七八九十〇零]+年"
+)
+PLACE_CUE = r"位于|位在|地处|坐落|座落|分布|省|市|县|区|镇|村|州|国|岛|洲|路|街"
+REASON_CUE = r"由于|因为|原因|导致|所致"
+ALIAS_CUE = r"称|名|叫"
 NUMERALS = "一二三四五六七八九十百两零〇"
+# Numerals as pattern text, one set per reader as in `en`: a number with its
+# unit in evidence (`ranking`), a quantity a claim says (`extractive`), the
+# count before a unit (`measures`).
+NUMERAL_WITH_UNIT = (
+    r"[零一二两三四五六七八九十百千万亿]+(?:[天元年月日个次人倍岁周%]|小时)"
+)
+QUANTITY_NUMERAL = r"[一二两三四五六七八九十百千万亿半]"
+COUNT_BEFORE_UNIT = "[一二两三四五六七八九十百千万零〇半几]"
+# Words a numeral only spells: no number ("一般", "统一", "第一").
+NOT_A_NUMBER = (
+    r"一般|一起|一直|一定|一些|统一|唯一|第[一二三四五六七八九十]|一样|一致|一切|一旦"
+    r"|一同|一度|之一|十分|万一|一向|一贯|一并|一律|一再|一时|一概|同一|一方面"
+)
 DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 
 # Follow-up questions' word classes (`followups`): whole tokens.
