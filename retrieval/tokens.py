@@ -18,6 +18,7 @@ from itertools import pairwise
 
 from core.text import CJK_LETTERS, GROUPED_NUMBER
 
+from .answers.lexicon import en
 from .chinese import to_simplified
 
 # A version number's dots stay in one term ("1.2.3").
@@ -167,21 +168,13 @@ def word_pairs(text: str) -> list[tuple[str, str, str]]:
     ]
 
 
-# Words that only shape an English question. Narrower than the answerer's
-# stopwords: "long" (long-term), "it" (IT), "may" (May) and "who" (WHO) name things.
-_QUESTION_WORD_TEXT = (
-    "what what's which whose when where where's why how how's is are was were be "
-    "been am do does did the a an of to in on at by for from with and or"
-)
-QUESTION_WORDS = frozenset(_QUESTION_WORD_TEXT.split())
-
-
 def query_tokens(question: str) -> list[str]:
-    """A question's BM25 tokens: `keyword_tokens` without `QUESTION_WORDS`, unless
-    the question is nothing else. A knowledge base of FAQs and slides full of
-    "What ...?" would otherwise outrank the passage that holds the question's
-    subject; jieba's Chinese function words are kept (leaving them out measured
-    worse answers, docs/retrieval-quality.md)."""
+    """A question's BM25 tokens: `keyword_tokens` without the words that only
+    shape an English question (`en.SEARCH_QUESTION_WORDS`), unless the question
+    is nothing else. A knowledge base of FAQs and slides full of "What ...?"
+    would otherwise outrank the passage that holds the question's subject;
+    jieba's Chinese function words are kept (leaving them out measured worse
+    answers, docs/retrieval-quality.md)."""
     tokens = keyword_tokens(question)
-    kept = [token for token in tokens if token not in QUESTION_WORDS]
+    kept = [token for token in tokens if token not in en.SEARCH_QUESTION_WORDS]
     return kept or tokens

@@ -21,10 +21,9 @@ Focus terms ("哪个国家" -> 国家) are left out: the answer is an instance o
 
 from __future__ import annotations
 
-import math
-
 from ..tokens import normalized
 from .evidence import Unit
+from .lexicon import idf
 from .question import Question, Term, has_cjk
 from .ranking import Matcher
 from .types import Source, TermStatistics
@@ -99,8 +98,7 @@ def _weight(term: Term, statistics: TermStatistics | None) -> float:
         return 1.0
     frequencies = [statistics.frequency(token) for token in term.index_tokens] or [0]
     frequency = min(frequencies)
-    size = statistics.size
-    return math.log1p((size - frequency + 0.5) / (frequency + 0.5))
+    return idf(statistics.size, frequency)
 
 
 def _numbers_held(question: Question, text: str) -> bool:

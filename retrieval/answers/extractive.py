@@ -27,6 +27,7 @@ from django.conf import settings
 from ..tokens import normalized
 from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units, with_notes
+from .lexicon import en, zh
 from .meaning import Meaning, get_meaning, standout
 from .measures import asked_measures, says_measure
 from .question import Question, analyse, has_cjk
@@ -53,46 +54,12 @@ MEANING_CANDIDATES = 12
 LOW_STANDOUT = 0.03
 LOW_SOURCE_COVERAGE = 0.5
 HIGH_STANDOUT = 0.1
-# "How many / how long / 多少": an answer says a quantity, in digits or in words.
-_COUNTS = re.compile(
-    r"\bhow (?:many|much|long|old|far)\b|\bwhat percentage\b"
-    r"|多少|(?<!哪)几(?!乎|何)|多久|多长|百分",
-    re.IGNORECASE,
-)
-# Asked with a number but answered with words: "when" (after the merger), "how
-# often" (weekly).
-_NOT_A_QUANTITY = re.compile(
-    r"\bwhen\b|\bhow (?:often|quickly|soon|fast)\b|何时|什么时候", re.IGNORECASE
-)
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # A number in words: a Chinese numeral ("两层", "一分钟", "三辑"; not one of the
 # words a numeral only spells: "一般", "统一", "第一"), or an English number word
 # ("no" and "none" say zero: "No significant amounts were reclassified").
-_QUANTITY_WORD = re.compile(
-    r"[一二两三四五六七八九十百千万亿半]"
-    r"|\b(?:no|none|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-    r"|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once"
-    r"|twice|double|several)\b",
-    re.IGNORECASE,
-)
-_NOT_A_NUMBER = re.compile(
-    r"(?i:\bone (?:of|or more|another)\b|\bno (?:longer|one)\b)"
-    r"|一般|一起|一直|一定|一些|统一|唯一|第[一二三四五六七八九十]|一样|一致|一切|一旦"
-    r"|一同|一度|之一|十分|万一|一向|一贯|一并|一律|一再|一时|一概|同一|一方面"
-)
-_COMPUTES = re.compile(
-    r"\b(?:change|changes|changed|increase|increased|decrease|decreased|growth|grew"
-    r"|average|mean|total|sum|difference|ratio|proportion|percentage)\b"
-    r"|变化|增长|减少|平均|总和|合计|差额|比率|比例",
-    re.IGNORECASE,
-)
-# "What should I do when ...?", "How do I ...?", "怎么办": the answer is a
-# procedure's steps.
-_PROCEDURE = re.compile(
-    r"\bwhat (?:should|do|must|can) (?:i|we|you|they) do\b|\bhow (?:do|can|should)"
-    r" (?:i|we|you)\b|\b(?:steps?|procedure)\b|怎么办|该怎么做|如何处理|步骤|流程",
-    re.IGNORECASE,
-)
+_QUANTITY_WORD = re.compile(rf"{zh.QUANTITY_NUMERAL}|{en.QUANTITY_WORD}", re.IGNORECASE)
+_NOT_A_NUMBER = re.compile(rf"{en.NOT_A_NUMBER}|{zh.NOT_A_NUMBER}")
 # A run of one-sentence paragraphs is a list of steps from this many on.
 MIN_STEPS = 3
 _POINTER = re.compile(
@@ -103,10 +70,6 @@ _INTRODUCES_A_TABLE = re.compile(
     r"(?:the following|the (?:accompanying|below)) (?:tables?|charts?|schedules?)\b"
     r"|the tables? (?:below|above)\b",
     re.IGNORECASE,
-)
-# Questions about a table itself, which the sentence leading into it answers.
-_ABOUT_A_TABLE = re.compile(
-    r"\btables?\b|\bwhich years\b|[上下该此本]表|表格", re.IGNORECASE
 )
 _ANAPHOR = re.compile(
     r"^(?:it|its|this|that|these|those|they|their|he|she|his|her|such)\b"
@@ -145,7 +108,7 @@ class ExtractiveChat:
             sources,
             statistics,
             siblings,
-            leads_in=bool(_ABOUT_A_TABLE.search(analysed.text)),
+            leads_in=analysed.asks("about-a-table"),
         )
         if not said:
             return [], RefusalReason.INSUFFICIENT_EVIDENCE
@@ -243,7 +206,7 @@ class ExtractiveChat:
             replace(claim, confidence=confidence)
             for claim in self._claims(question, scored, best, units)
         ]
-        if _PROCEDURE.search(question.text):
+        if question.asks("asks-procedure"):
             claims = _steps(best.unit, units, confidence) or claims
         if _asks_quantity(question):
             claims = [claim for claim in claims if _says_quantity(claim.text, question)]
@@ -279,7 +242,7 @@ class ExtractiveChat:
             and stands_out >= LOW_STANDOUT
             and covered >= LOW_SOURCE_COVERAGE
             and best.unit.row is None
-            and not _COMPUTES.search(question.text)
+            and not question.asks("asks-computation")
             and not _about_another_kind(question, best.unit)
         ):
             return Confidence.LOW
@@ -305,7 +268,7 @@ class ExtractiveChat:
             if candidate is not best and _names_a_sibling(candidate.unit, compounds):
                 continue
             text, quote = _claim_text(
-                candidate.unit, with_items=not _COUNTS.search(question.text)
+                candidate.unit, with_items=not question.asks("asks-count")
             )
             if any(quote in known or known in quote for known in claims):
                 continue  # one clause, or the sentence it is part of, is enough
@@ -390,13 +353,13 @@ def _asks_quantity(question: Question) -> bool:
     """How many, how much; in English also the amount, value, rate asked for
     ("What was the revenue in 2019?"), unless its cause is asked ("What was the
     increase driven by?")."""
-    if _COUNTS.search(question.text):
+    if question.asks("asks-count"):
         return True
     return (
         question.asks_number
         and not question.asks_explanation
         and not has_cjk(question.text)
-        and not _NOT_A_QUANTITY.search(question.text)
+        and not question.asks("not-a-quantity")
     )
 
 

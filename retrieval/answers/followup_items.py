@@ -11,7 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .followup_words import EN_BEFORE_VERB, EN_STOPWORDS, Token
+from .followup_words import Token
+from .lexicon import WIDE_YEAR_DIGITS, en
 
 
 def noun_runs(tokens: Sequence[Token], text: str) -> list[list[Token]]:
@@ -29,7 +30,7 @@ def noun_runs(tokens: Sequence[Token], text: str) -> list[list[Token]]:
         after_verb_cue = (
             index > 0
             and not token.cjk
-            and tokens[index - 1].lower in EN_BEFORE_VERB | {"how"}
+            and tokens[index - 1].lower in en.BEFORE_VERB | {"how"}
         )
         gap = text[current[-1].end : token.start] if current else ""
         if not content or after_verb_cue or (gap and gap.strip()):
@@ -81,9 +82,9 @@ _ITEM_PATTERNS = [
         r"(?P<label>季度|年级|阶段|级|类|档|等|期|层|楼|号|版|线|星|代|年|月|周|天|"
         r"岁|次|名|批|轮|组|区|章|节|条|款|项)"
     ),
-    re.compile(r"(?<!\d)(?P<value>1[89]\d\d|20\d\d)(?!\d)"),
+    re.compile(rf"(?<!\d)(?P<value>{WIDE_YEAR_DIGITS})(?!\d)"),
 ]
-_YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
+_YEAR = re.compile(rf"^{WIDE_YEAR_DIGITS}$")
 
 
 def named_items(text: str) -> list[Item]:
@@ -93,7 +94,7 @@ def named_items(text: str) -> list[Item]:
     for pattern in _ITEM_PATTERNS:
         for match in pattern.finditer(text):
             label = match.groupdict().get("label") or ""
-            if label.lower() in EN_STOPWORDS:
+            if label.lower() in en.FOLLOWUP_STOPWORDS:
                 continue
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue

@@ -6,24 +6,8 @@ time of <subject>?", "它的响应时间呢？" -> "<subject>的响应时间呢�
 from __future__ import annotations
 
 from .followup_items import apply_edits, named_items, noun_runs
-from .followup_words import (
-    EN_AUXILIARIES,
-    EN_DEMONSTRATIVE,
-    EN_DETERMINERS,
-    EN_DUMMY_IT,
-    EN_PERSONAL,
-    EN_POSSESSIVE,
-    EN_QUESTION_WORDS,
-    EN_STOPWORDS,
-    EN_TIME_WORDS,
-    ZH_DEMONSTRATIVE,
-    ZH_PERSONAL,
-    ZH_PREDICATE,
-    ZH_TIME_WORDS,
-    Token,
-    is_chinese,
-    question_tokens,
-)
+from .followup_words import Token, is_chinese, question_tokens
+from .lexicon import en, zh
 
 # A pronoun after this many content words of a question this long has its own
 # antecedent ("Can employees take leave when they are sick?").
@@ -52,7 +36,7 @@ def _subject(earlier: str) -> str | None:
     )[1]
     start = run[0].start
     before = [token for token in tokens if token.end <= start]
-    if before and before[-1].lower in EN_DETERMINERS:
+    if before and before[-1].lower in en.DETERMINERS:
         start = before[-1].start
     return earlier[start : run[-1].end]
 
@@ -63,7 +47,7 @@ def _chinese_subject(earlier: str, tokens: list[Token]) -> str | None:
     ]
     subject: list[Token] = []
     for token in words:
-        if token.cjk and token.text in ZH_PREDICATE and any(t.content for t in subject):
+        if token.cjk and token.text in zh.PREDICATE and any(t.content for t in subject):
             break
         subject.append(token)
     else:
@@ -118,14 +102,14 @@ def resolve_pronouns(question: str, earlier: str) -> str | None:
 def _chinese_pronoun(
     token: Token, noun: Token | None, subject: str
 ) -> tuple[int, int, str] | None:
-    if token.text in ZH_PERSONAL:
+    if token.text in zh.PERSONAL:
         return token.start, token.end, subject
-    if token.text not in ZH_DEMONSTRATIVE:
+    if token.text not in zh.DEMONSTRATIVE:
         return None
     if noun is None:
         # "这是什么意思": a pronoun; "我该怎么办": "should", not one.
         return (token.start, token.end, subject) if token.text != "该" else None
-    if noun.text in ZH_TIME_WORDS:
+    if noun.text in zh.TIME_WORDS:
         return None  # "这周", "这个月"
     if noun.text in subject:
         return token.start, noun.end, subject  # "该事件" -> "一级事件"
@@ -172,16 +156,16 @@ def _english_edit(
     """The edit for an English pronoun; `_english_pronoun` capitalises it where
     it starts the question."""
     word = token.lower
-    if word == "it" and EN_DUMMY_IT.search(question[token.start :]):
+    if word == "it" and en.DUMMY_IT.search(question[token.start :]):
         return None
-    if word in EN_PERSONAL:
+    if word in en.PERSONAL:
         return token.start, token.end, subject
-    if word in EN_POSSESSIVE or (word == "her" and run):
+    if word in en.POSSESSIVE or (word == "her" and run):
         if run:
             owned = question[run[0].start : run[-1].end]
             return token.start, run[-1].end, f"the {owned} of {subject}"
         return token.start, token.end, f"{subject}'s"
-    if word in EN_DEMONSTRATIVE:
+    if word in en.DEMONSTRATIVE:
         return _demonstrative_edit(token, previous, run, subject)
     return None
 
@@ -190,14 +174,18 @@ def _demonstrative_edit(
     token: Token, previous: str | None, run: list[Token], subject: str
 ) -> tuple[int, int, str] | None:
     # "the rule that applies": "that" after a content word is no pronoun.
-    if token.lower == "that" and previous is not None and previous not in EN_STOPWORDS:
+    if (
+        token.lower == "that"
+        and previous is not None
+        and previous not in en.FOLLOWUP_STOPWORDS
+    ):
         return None
     if not run:
         return token.start, token.end, subject  # "Who approves that?"
     if run[0].key in {t.key for t in question_tokens(subject)}:
         return token.start, run[0].end, subject  # "this incident"
-    if run[0].lower in EN_TIME_WORDS:
+    if run[0].lower in en.TIME_WORDS:
         return None  # "this year"
-    if previous is None or previous in EN_AUXILIARIES | EN_QUESTION_WORDS:
+    if previous is None or previous in en.AUXILIARIES | en.QUESTION_WORDS:
         return token.start, token.end, subject  # "Is that mandatory?"
     return None  # "Who signs this form?": a noun the subject does not name

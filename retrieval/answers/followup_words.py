@@ -1,7 +1,6 @@
-"""Words and tokens of follow-up questions (`followups`): the closed word classes
-of English and Chinese (question words, auxiliaries, pronouns, stopwords, time
-words) and a tokenizer that keeps each token's offsets in the question, so that a
-phrase can be replaced where it stands.
+"""Tokens of follow-up questions (`followups`): a tokenizer that keeps each
+token's offsets in the question, so that a phrase can be replaced where it
+stands. The closed word classes they are read with are in `lexicon`.
 """
 
 from __future__ import annotations
@@ -13,72 +12,7 @@ from dataclasses import dataclass
 from core.text import HAN
 
 from ..tokens import segmenter
-
-
-def word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-EN_QUESTION_WORDS = word_set("what which who whom whose when where why how")
-EN_AUXILIARIES = word_set(
-    "is are was were be been being am do does did have has had can could shall "
-    "should will would may might must"
-)
-EN_STOPWORDS = (
-    EN_QUESTION_WORDS
-    | EN_AUXILIARIES
-    | word_set(
-        "a an the of for in on to at by from with as into onto over under about "
-        "after before during between within without per than then so if or and "
-        "but nor not no yes also too very just only again else any some all each "
-        "every much many long there here i me my we us our you your it its they "
-        "them their he him his she her this that these those one ones please tell "
-        "get gets got same ok okay thanks thank great fine sure cool "
-        # What contractions leave: "what's" is "what", "s".
-        "s t re ll ve d m"
-    )
-)
-EN_DETERMINERS = word_set("a an the")
-# The word after these is a verb ("Where do I submit ...", "Who approves ...").
-EN_BEFORE_VERB = word_set("i we you they who to")
-EN_PERSONAL = word_set("it they them he she him")
-EN_POSSESSIVE = word_set("its their his")
-EN_DEMONSTRATIVE = word_set("this that these those")
-EN_TIME_WORDS = word_set(
-    "year years month months week weeks quarter day days time morning afternoon "
-    "evening weekend"
-)
-# "Is it possible to ...", "How long does it take to ...": "it" points at nothing.
-EN_DUMMY_IT = re.compile(
-    r"\bit\s+(?:is\s+|was\s+|'s\s+|will\s+be\s+|would\s+be\s+)?"
-    r"(?:possible|necessary|true|allowed|ok|okay|required|mandatory|permitted|"
-    r"important|better|best|likely|safe|legal|normal|common|hard|easy|enough|"
-    r"time)\s+(?:to|that|for)\b|\bit\s+takes?\b|\b(?:seems?|looks?)\s+like\b",
-    re.IGNORECASE,
-)
-
-ZH_QUESTION_WORDS = word_set(
-    "多少 什么 几 几点 几个 几天 哪 哪些 哪个 哪里 哪儿 怎么 怎样 怎么样 怎么办 "
-    "如何 为什么 为何 谁 何时 什么时候 多久 多长 多长时间 多大 多高 多远 吗 是否 "
-    "有没有"
-)
-# Where a Chinese question's predicate starts: its subject is the words before.
-ZH_PREDICATE = ZH_QUESTION_WORDS | word_set(
-    "是 有 要 需要 需 应 应该 应当 必须 得 能 能够 可以 可 会 该 在 由 被 给 按 "
-    "多 不 没有 属于 包括 包含 呢"
-)
-ZH_PERSONAL = word_set("它 他 她 它们 他们 她们")
-ZH_DEMONSTRATIVE = word_set("其 该 这 这个 那个 此 这些 那些 这项 该项 此项")
-ZH_TIME_WORDS = word_set("周 月 年 天 次 季度 星期 周末 时候")
-ZH_STOPWORDS = (
-    ZH_PREDICATE
-    | ZH_PERSONAL
-    | ZH_DEMONSTRATIVE
-    | word_set(
-        "的 了 吧 啊 呀 和 与 及 或 对 把 也 都 还 就 又 再 请 请问 一下 那 那么 "
-        "还有 另外 然后 谢谢 好的 好 嗯 明白 收到 我 我们 你 你们"
-    )
-)
+from .lexicon import en, zh
 
 CJK = HAN + "〇"  # with the ideographic zero
 # Contractions fall apart ("what's" -> "what", "s"): the pieces are stopwords.
@@ -104,8 +38,8 @@ class Token:
     @property
     def content(self) -> bool:
         if self.cjk:
-            return self.text not in ZH_STOPWORDS
-        return self.lower not in EN_STOPWORDS
+            return self.text not in zh.FOLLOWUP_STOPWORDS
+        return self.lower not in en.FOLLOWUP_STOPWORDS
 
 
 def stem(word: str) -> str:
@@ -161,9 +95,9 @@ def is_chinese(text: str) -> bool:
 
 def has_question_word(tokens: Sequence[Token]) -> bool:
     return any(
-        token.text in ZH_QUESTION_WORDS
+        token.text in zh.QUESTION_WORDS
         if token.cjk
-        else token.lower in EN_QUESTION_WORDS
+        else token.lower in en.QUESTION_WORDS
         for token in tokens
     )
 

@@ -26,7 +26,7 @@ the newest is normally the only one needed. The rules, in order:
 3. Anything else, and every first turn, is returned unchanged.
 
 Rule 1 lives in `followup_pronouns`, the named items and noun runs both rules read
-in `followup_items`, the word classes in `followup_words`.
+in `followup_items`, the word classes in `lexicon`.
 
 Heuristics, not parsing: a wrong guess costs one poor search, never a wrong claim,
 because the resolved question is answered and checked like any other, and the API
@@ -42,10 +42,6 @@ from dataclasses import dataclass
 from .followup_items import Item, apply_edits, named_items, noun_runs
 from .followup_pronouns import resolve_pronouns
 from .followup_words import (
-    EN_AUXILIARIES,
-    EN_BEFORE_VERB,
-    EN_QUESTION_WORDS,
-    ZH_QUESTION_WORDS,
     Token,
     has_question_word,
     in_place_of,
@@ -53,6 +49,7 @@ from .followup_words import (
     joined,
     question_tokens,
 )
+from .lexicon import en, zh
 
 # A question of at most this many words (Chinese: characters) is a fragment.
 FRAGMENT_WORDS = 3
@@ -240,7 +237,7 @@ def _ellipsis(question: str) -> _Ellipsis | None:
         # "And how long is the probation period?" asks a question of its own.
         if framing.too_long or has_question_word(x_tokens):
             return None
-        if x_tokens and not x_tokens[0].cjk and x_tokens[0].lower in EN_AUXILIARIES:
+        if x_tokens and not x_tokens[0].cjk and x_tokens[0].lower in en.AUXILIARIES:
             return None
     elif has_question_word(x_tokens):
         if _names_a_topic(x_tokens):
@@ -298,15 +295,15 @@ def _names_a_topic(tokens: Sequence[Token]) -> bool:
     asked = False
     for index, token in enumerate(tokens):
         if (
-            token.text in ZH_QUESTION_WORDS
+            token.text in zh.QUESTION_WORDS
             if token.cjk
-            else token.lower in EN_QUESTION_WORDS
+            else token.lower in en.QUESTION_WORDS
         ):
             asked = True
         elif token.content:
             if token.cjk:
                 return not asked
-            if index == 0 or tokens[index - 1].lower not in EN_BEFORE_VERB | {"how"}:
+            if index == 0 or tokens[index - 1].lower not in en.BEFORE_VERB | {"how"}:
                 return True
     return False
 

@@ -11,11 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ZH_NUMERAL = "[一二两三四五六七八九十百千万零〇半几]"
-_EN_NUMBER = (
-    r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-    r"|fifteen|twenty|thirty|forty|fifty|sixty|ninety|a|an|several|few)"
-)
+from .lexicon import en, zh
 
 
 @dataclass(frozen=True)
@@ -32,8 +28,8 @@ class Measure:
 def _said(zh_units: str, en_units: str, short: str = "") -> re.Pattern[str]:
     """A number and its unit; a one-letter unit ("15d", "30 s") after digits only."""
     pattern = (
-        rf"(?:\d|{_ZH_NUMERAL})\s*(?:多|余|来)?(?:个)?(?:{zh_units})"
-        rf"|\b{_EN_NUMBER}[\s-]*(?:{en_units})\b"
+        rf"(?:\d|{zh.COUNT_BEFORE_UNIT})\s*(?:多|余|来)?(?:个)?(?:{zh_units})"
+        rf"|\b{en.COUNT_BEFORE_UNIT}[\s-]*(?:{en_units})\b"
     )
     if short:
         pattern += rf"|\d\s?(?:{short})\b"

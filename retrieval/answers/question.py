@@ -19,125 +19,26 @@ from functools import cached_property, lru_cache
 from core.text import HAN, NUMBER
 
 from ..tokens import iter_terms, keyword_tokens, normalized, segmenter
+from . import rules
+from .lexicon import ANSWER_KIND_NOUNS, ANSWER_STOPWORDS, YEAR, en, zh
 
-_STOPWORD_TEXT = (
-    # Chinese question and function words.
-    "多少 什么 是 的 吗 呢 吧 啊 了 哪些 哪个 哪里 如何 怎么 怎样 怎么样 几 有 没有 "
-    "请问 请 一下 是否 能否 可以 能 会 要 为 在 和 与 及 或 分别 多久 多长 对 把 被 "
-    "我 我们 你 你们 他 她 它 这 那 这个 那个 其 之 所 以 于 "
-    # English question and function words.
-    "a an the what which who whom whose when where why how is are was were be been "
-    "do does did of for in on to at by from with as and or per many much long "
-    "can could should would will i we you our my your it its this that these those "
-    "there their get gets have has had please tell me about any must shall may might "
-    "not no than then so if into under over another"
-)
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-# Single characters that glue words rather than name anything.
-_GLUE_CHARACTERS = frozenset(
-    "的是了在和与及或有为被把这那其之所以于也都而就又吗呢吧啊么从向到给让由中"
-)
-_QUESTION_WORD = re.compile(
-    r"什么|哪些|哪个|哪里|哪儿|哪位|哪种|哪一|哪|多少|几|谁|怎么样|怎么|怎样|如何"
-    r"|为什么|为何|何时|何地|何处|何|吗|呢"
-)
-# Nouns that name the kind of answer rather than its subject.
-_QUESTION_WORD_START = re.compile(r"^(?:哪|几|多少|什么|多[大高长远重久宽深])")
 # Names kept whole: titles in 《》 and names joined by a middle dot ("姆拉登·佩特里奇").
 _TITLE = re.compile(r"《([^》]{1,40})》")
 _DOTTED_NAME = re.compile(rf"[{HAN}]+(?:[·・][{HAN}]+)+")
-_NUMBER_UNITS = frozenset("年月日号个次届期岁倍")
-# A number with its measure word ("两个", "三种") counts things; it names none.
-_COUNTED = re.compile(r"[一二两三四五六七八九十几]+[个种位项家部座条次类]")
-_ANSWER_KIND_TEXT = (
-    "地方 地点 地址 位置 时候 时间 名字 名称 原因 方面 特点 作用 内容 情况 方式 类型 "
-    "种类 东西 问题 意思 意义 name place time date reason kind type way"
-)
-_ANSWER_KIND_NOUNS = frozenset(_ANSWER_KIND_TEXT.split())
-_FOCUS_ZH = re.compile(
-    r"(?:哪个|哪些|哪位|哪种|哪一|哪|什么|何|多少|几)(?:个|种|位|项|家|部|座|条)?$"
-)
-_FOCUS_EN_BEFORE = re.compile(r"(?:^|\s)(?:what|which|how|how many|how much)$")
 
-# Asks why, what something includes, means or shows, how it is done: a sentence
-# answers, a row of numbers never does.
-ASKS_EXPLANATION = re.compile(
-    r"\bwhy\b|\bwhat (?:led|caused|drove|resulted)\b|\bdue to\W*$|\bdriven by\b"
-    r"|\breasons?\b|\binclud(?:e|es|ed|ing)\b|\bcompris|\bconsist|\bmeans?\b"
-    r"|\bdefin|\bdescrib|\bhow (?:is|are|was|were|does|do|did|will|would)\b"
-    r"|\bwhat (?:does|do|did) .+ (?:show|represent|refer)"
-    r"|为什么|原因|包括|包含|是指|如何",
-    re.I,
-)
-ASKS_NUMBER = re.compile(
-    r"多少|(?<!哪)几(?!乎|何)|多久|多长|多大(?!学)|多高|多远|多重|哪一?年|何时|什么时候|百分之|百分比|比例|比率"
-    r"|\bhow\s+(?:many|much|long|often|old|far|big|large|high|quickly|fast|soon)\b"
-    r"|\bwhen\b|\bwhat\s+(?:(?:is|was|are|were)\s+the\s+)?(?:year|date|time|percentage"
-    r"|percent|share|rate|amount|number|value|total|sum|average|ratio|proportion"
-    r"|change|difference|increase|decrease|decline|growth)\b"
-    r"|\bwhich\s+year\b",
-    re.IGNORECASE,
-)
-_ANSWER_KINDS = (
-    (
-        "time",
-        re.compile(
-            r"什么时候|何时|哪一?年|哪个月|哪一?天|时期|年代|几时|什么时间"
-            r"|\bwhen\b|\bwhat (?:year|date|time)\b|\bwhich (?:year|date)\b",
-            re.I,
-        ),
-    ),
-    (
-        "place",
-        re.compile(
-            r"哪里|哪儿|什么地方|何地|何处|地址|地点|位置|在哪|哪个(?:国家|城市|省|地区|州)"
-            r"|\bwhere\b",
-            re.I,
-        ),
-    ),
-    (
-        "reason",
-        re.compile(
-            r"\bwhy\b|\bwhat (?:led to|caused|drove|resulted in)\b|\breasons? for\b"
-            r"|\bdue to what\b|\bprimarily due to\W*$"
-            r"|(?<![称成作叫名])为什么|为何|什么原因|原因是",
-            re.I,
-        ),
-    ),
-    (
-        "alias",
-        re.compile(
-            r"又称|别称|别名|又名|称为|称作|叫做|叫什么|\balso known\b|\bcalled\b"
-            r"|\b(?:another|other) names?\b",
-            re.I,
-        ),
-    ),
-)
-
-# Parallel items: a head word with a number or letter ("level 1", "sev2", "tier b"),
-# ordinals and levels in Chinese ("二级", "第三类", "一线"), and years.
-_ITEM_HEAD_TEXT = (
-    "level tier grade class category type group option plan phase stage zone band "
-    "schedule appendix annex section part exhibit track lane wave step priority "
-    "severity sev version release region area floor room building site line route "
-    "unit item article clause chapter rule round season quarter week"
-)
-_ITEM_HEADS = frozenset(_ITEM_HEAD_TEXT.split())
-# "level 1", "tier b", "phase ii": a word that names items, then its number or
-# letter; "sev2", "q3", "p1": a short head written together with its number.
+# Parallel items: a word that names items (`en.ITEM_HEADS`), then its number or
+# letter ("level 1", "tier b", "phase ii"); a short head written together with
+# its number ("sev2", "q3", "p1"); ordinals and levels in Chinese ("二级",
+# "第三类", "一线"); and years.
 _EN_DESIGNATOR = re.compile(r"\b([a-z]{1,12})[ -]?(\d{1,3}|[ivx]{1,4}|[a-h])\b")
 _EN_JOINED_DESIGNATOR = re.compile(r"\b([a-z]{1,4})(\d{1,3})\b")
-_ZH_NUMERAL = "一二三四五六七八九十百两零〇"
 _ZH_DESIGNATOR = re.compile(
-    rf"第?([{_ZH_NUMERAL}\d]+)"
+    rf"第?([{zh.NUMERALS}\d]+)"
     r"(号线|级|线|类|等|档|期|号|阶段|季度|季|版|届|条|章|节|代|组|区|批)"
 )
 # "第十一管区", "第7部": an ordinal names one of a series, whatever follows it.
-_ZH_ORDINAL = re.compile(rf"第([{_ZH_NUMERAL}\d]+)([{HAN}])")
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_ZH_ORDINAL = re.compile(rf"第([{zh.NUMERALS}\d]+)([{HAN}])")
 _NUMBER = re.compile(NUMBER)  # read with the commas taken out
-_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
-_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8}
 _CJK = re.compile(f"[{HAN}]")
 _CJK_RUN = re.compile(f"[{HAN}]+")
 _VOWEL = re.compile(r"[aeiouy]")
@@ -172,10 +73,17 @@ class Question:
     answer_kind: str | None  # "time", "place", "reason", "alias" or None
     asks_number: bool
     asks_explanation: bool = False
+    cues: frozenset[str] = frozenset()  # the `rules` it matches
     defines: str = ""  # "What is Trade receivables?": the thing to define
     # "What are the four golden signals of monitoring?": what a sentence that
     # answers it says is or are something ("The four golden signals ... are").
     restates: str = ""
+
+    def asks(self, rule: str) -> bool:
+        """Whether the question matches `rule` (a name of `rules.RULES`)."""
+        if rule not in rules.RULE_NAMES:
+            raise KeyError(rule)
+        return rule in self.cues
 
     @property
     def content_terms(self) -> tuple[Term, ...]:
@@ -202,10 +110,16 @@ _FRAMING = re.compile(
 )
 
 
-@lru_cache(maxsize=4096)
 def analyse(question: str) -> Question:
+    return _analyse(question, rules.switched_off())
+
+
+@lru_cache(maxsize=4096)
+def _analyse(question: str, _off: frozenset[str]) -> Question:
+    """`analyse`, cached for the rules switched off (`rules.ablated`)."""
     text = normalized(_FRAMING.sub("", question))
     terms = _terms(_FRAMING.sub("", question))
+    cues = rules.cues(question, text)
     return Question(
         text=question,
         terms=terms,
@@ -213,10 +127,11 @@ def analyse(question: str) -> Question:
         numbers=frozenset(_NUMBER.findall(text.replace(",", ""))),
         designators=designators_in(text),
         answer_kind=next(
-            (kind for kind, pattern in _ANSWER_KINDS if pattern.search(text)), None
+            (kind for name, kind in rules.ANSWER_KINDS.items() if name in cues), None
         ),
-        asks_number=bool(ASKS_NUMBER.search(text)),
-        asks_explanation=bool(ASKS_EXPLANATION.search(text)),
+        asks_number="asks-number" in cues,
+        asks_explanation="asks-explanation" in cues,
+        cues=cues,
         defines=_defined(text),
         restates=_restated(text),
     )
@@ -297,7 +212,7 @@ def _terms(question: str) -> tuple[Term, ...]:
     )
     after_number = False
     for is_cjk, chunk in iter_terms(text):
-        if is_cjk and after_number and chunk[0] in _NUMBER_UNITS:
+        if is_cjk and after_number and chunk[0] in zh.NUMBER_UNITS:
             chunk = chunk[1:]  # the unit of a number ("1969年"), not a word
         after_number = not is_cjk and bool(_NUMBER.fullmatch(chunk))
         if is_cjk:
@@ -322,18 +237,18 @@ class _TermSpans:
     def add_latin(self, word: str, *, is_number: bool) -> None:
         self._words.append(word)
         self.end_run()
-        if word not in STOPWORDS and len(word) > 1 and not is_number:
+        if word not in ANSWER_STOPWORDS and len(word) > 1 and not is_number:
             self.spans.append((word, False, " ".join(self._words[-3:-1])))
 
     def add_cjk(self, word: str) -> None:
         before = "".join(self._words[-3:])
         self._words.append(word)
         if (
-            word in STOPWORDS
-            or _QUESTION_WORD.fullmatch(word)
-            or _QUESTION_WORD_START.match(word)
-            or _COUNTED.fullmatch(word)
-            or (len(word) == 1 and word in _GLUE_CHARACTERS)
+            word in ANSWER_STOPWORDS
+            or zh.QUESTION_WORD.fullmatch(word)
+            or zh.QUESTION_WORD_START.match(word)
+            or zh.COUNTED.fullmatch(word)
+            or (len(word) == 1 and word in zh.GLUE_CHARACTERS)
         ):
             self.end_run()
         elif len(word) == 1:
@@ -356,8 +271,8 @@ def _terms_from_spans(spans: list[tuple[str, bool, str]]) -> tuple[Term, ...]:
         if is_cjk and len(term) == 1:
             continue  # a lone character names little and matches anything
         text = term if is_cjk else stem(term)
-        focus = term in _ANSWER_KIND_NOUNS or bool(
-            (_FOCUS_ZH if is_cjk else _FOCUS_EN_BEFORE).search(before)
+        focus = term in ANSWER_KIND_NOUNS or bool(
+            (zh.FOCUS_AFTER if is_cjk else en.FOCUS_BEFORE).search(before)
         )
         terms.setdefault(text, Term(text, is_cjk, focus, term))
     return tuple(terms.values())
@@ -374,15 +289,15 @@ def _dotted_name(run: str) -> str:
 def _grams(text: str) -> frozenset[str]:
     """CJK characters (but glue) and adjacent pairs, and English words, of the
     question without its question words."""
-    text = _QUESTION_WORD.sub(" ", text)
+    text = zh.QUESTION_WORD.sub(" ", text)
     grams: set[str] = set()
     for run in _CJK_RUN.findall(text):
-        grams.update(char for char in run if char not in _GLUE_CHARACTERS)
+        grams.update(char for char in run if char not in zh.GLUE_CHARACTERS)
         grams.update(run[i : i + 2] for i in range(len(run) - 1))
     grams.update(
         stem(word)
         for word in re.findall(r"[a-z0-9]+", text)
-        if word not in STOPWORDS and not word.isdigit()
+        if word not in ANSWER_STOPWORDS and not word.isdigit()
     )
     return frozenset(grams)
 
@@ -391,16 +306,16 @@ def designators_in(text: str) -> tuple[Designator, ...]:
     """The parallel items a (normalised) text names."""
     found: list[Designator] = []
     for head, value in _EN_DESIGNATOR.findall(text):
-        if head in _ITEM_HEADS:
+        if head in en.ITEM_HEADS:
             found.append(Designator(head, _number_value(value)))
     for head, value in _EN_JOINED_DESIGNATOR.findall(text):
-        if head not in STOPWORDS:
+        if head not in ANSWER_STOPWORDS:
             found.append(Designator(head, _number_value(value)))
     for value, head in _ZH_DESIGNATOR.findall(text):
         found.append(Designator(head, _number_value(value)))
     for value, head in _ZH_ORDINAL.findall(text):
         found.append(Designator(head, _number_value(value)))
-    found.extend(Designator("year", year) for year in _YEAR.findall(text))
+    found.extend(Designator("year", year) for year in YEAR.findall(text))
     return tuple(dict.fromkeys(found))
 
 
@@ -409,9 +324,9 @@ def _number_value(value: str) -> str:
     value = unicodedata.normalize("NFKC", value).lower()
     if value.isdigit():
         return str(int(value))
-    if value in _ROMAN:
-        return str(_ROMAN[value])
-    if all(char in _ZH_DIGITS or char in "十百" for char in value):
+    if value in en.ROMAN_NUMERALS:
+        return str(en.ROMAN_NUMERALS[value])
+    if all(char in zh.DIGITS or char in "十百" for char in value):
         return str(_chinese_number(value))
     return value
 
@@ -426,7 +341,7 @@ def _chinese_number(value: str) -> int:
             total += (digit or 1) * 100
             digit = 0
         else:
-            digit = _ZH_DIGITS[char]
+            digit = zh.DIGITS[char]
     return total + digit
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..tokens import segmenter
+from .lexicon import YEAR, YEAR_DIGITS
 
 _ZH_SPLIT = re.compile(r"以及|或者|、|和|与|跟|及|或")
 _ZH_DIFFERENCE = re.compile(
@@ -33,16 +34,15 @@ _EN_COMPARE = re.compile(
     r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to|against)\s+(?P<b>.+?)\s*[?.!]*$", re.I
 )
 _EN_VERSUS = re.compile(r"^(?P<a>.+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)\s*[?.!]*$", re.I)
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _YEARS_ONLY = re.compile(
-    r"(?:(?:19|20)\d\d,?\s+)+(?:and\s+)?(?:19|20)\d\d,?\s+respectively", re.I
+    rf"(?:{YEAR_DIGITS},?\s+)+(?:and\s+)?{YEAR_DIGITS},?\s+respectively", re.I
 )
 _EN_RESPECTIVELY = re.compile(r",?\s*\brespectively\b", re.I)
 # "What are the respective X of A and B": each subject with the shared words.
 _EN_RESPECTIVE = re.compile(r"\brespective\b", re.I)
 # Words that start a period or a range, not a subject ("less than one year").
 _NOT_A_SUBJECT = re.compile(
-    r"(?<!\d)(?:19|20)\d\d(?!\d)|\d\s*(?:-|–|to)\s*\d"
+    rf"(?<!\d){YEAR_DIGITS}(?!\d)|\d\s*(?:-|–|to)\s*\d"
     r"|^(?:between|less|more|up|over|under|within|after|before|at|in|on)\b",
     re.I,
 )
@@ -109,7 +109,7 @@ def _zh_parts(head: str, predicate: str) -> list[str] | None:
 
 def _split_english(question: str) -> list[str] | None:
     # "the difference between A and B in 2019" asks for one computed figure.
-    if _EN_BETWEEN.search(question) and _YEAR.search(question):
+    if _EN_BETWEEN.search(question) and YEAR.search(question):
         return None
     for pattern in (_EN_BETWEEN, _EN_COMPARE, _EN_VERSUS):
         match = pattern.search(question)

@@ -13,7 +13,6 @@ small bonus. A unit about a sibling of the item the question names ("level 2" fo
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from core.text import HAN
 
 from ..tokens import normalized, term_runs
 from .evidence import Unit
+from .lexicon import WIDE_YEAR_DIGITS, en, idf, zh
 from .question import Question, Term, designators_in, stem
 
 SIBLING_RULE = True
@@ -35,34 +35,15 @@ KIND_BONUS = 0.1
 DEFINITION_BONUS = 0.4
 NUMBER_BONUS = 0.15
 
+# What a unit of the kind of answer asked for says (`lexicon`'s kind cues).
 _KIND_CUES = {
-    "time": re.compile(
-        r"\d+\s*年|\d+\s*月|\d+\s*日|世纪|年代|朝|时期|时代|纪|夜间|白天|[春夏秋冬]|季"
-        r"|早期|晚期|末期|初期|[一二三四五六七八九十〇零]+年|\b(?:1[89]|20)\d\d\b"
-        r"|\b(?:january|february|march|april|may|june|july|august|september|october"
-        r"|november|december)\b",
-        re.I,
-    ),
-    "place": re.compile(
-        r"位于|位在|地处|坐落|座落|分布|省|市|县|区|镇|村|州|国|岛|洲|路|街"
-        r"|\b(?:in|at|located)\b",
-        re.I,
-    ),
-    "reason": re.compile(
-        r"\b(?:due to|because|attributable|driven by|as a result|result(?:ed|ing)?"
-        r" (?:from|in)|primarily|mainly|largely|owing to|reflect(?:s|ed|ing)?)\b"
-        r"|由于|因为|原因|导致|所致",
-        re.I,
-    ),
-    "alias": re.compile(r"称|名|叫|[「“\"《]|\bknown\b|\bcalled\b", re.I),
+    "time": re.compile(rf"{zh.TIME_CUE}|\b{WIDE_YEAR_DIGITS}\b|{en.TIME_CUE}", re.I),
+    "place": re.compile(rf"{zh.PLACE_CUE}|{en.PLACE_CUE}", re.I),
+    "reason": re.compile(rf"{en.REASON_CUE}|{zh.REASON_CUE}", re.I),
+    "alias": re.compile(rf"{zh.ALIAS_CUE}|[「“\"《]|{en.ALIAS_CUE}", re.I),
 }
 _CJK_CHARACTER = re.compile(f"[{HAN}]")
-_HAS_NUMBER = re.compile(
-    r"\d|[零一二两三四五六七八九十百千万亿]+(?:[天元年月日个次人倍岁周%]|小时)"
-    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
-    r"thirty|forty|fifty|hundred|thousand)\b",
-    re.IGNORECASE,
-)
+_HAS_NUMBER = re.compile(rf"\d|{zh.NUMERAL_WITH_UNIT}|{en.NUMBER_WORD}", re.IGNORECASE)
 
 
 class Matcher:
@@ -142,7 +123,7 @@ def local_weights(items: Iterable, matchers: Sequence[Matcher]) -> dict:
     weights = {}
     for item in items:
         frequency = sum(matcher.has(item) for matcher in matchers)
-        weights[item] = math.log1p((count - frequency + 0.5) / (frequency + 0.5))
+        weights[item] = idf(count, frequency)
     return weights
 
 

@@ -28,6 +28,7 @@ from decimal import Decimal
 
 from ..tokens import normalized
 from .calculator import CalculationError, calculate, describe
+from .lexicon import YEAR, YEAR_DIGITS
 from .question import Question, analyse, has_cjk
 from .questions import subject_parts
 from .table_comparisons import (
@@ -39,7 +40,6 @@ from .table_comparisons import (
 from .table_lookup import (
     AVERAGE,
     SUM,
-    YEAR,
     Match,
     best_row,
     cell_label,
@@ -283,7 +283,7 @@ def _trim_part(part: str) -> str:
     """A row phrase without the year or period after it ("B in 2019")."""
     part = re.split(
         r"\b(?:in|for|as at|as of|at|during|of fiscal|on|between)\b\s*"
-        r"(?:fy|fiscal|year)?\s*(?:19|20)\d\d\b.*$",
+        rf"(?:fy|fiscal|year)?\s*{YEAR_DIGITS}\b.*$",
         part,
     )[0]
     return part.strip(" ,.?")

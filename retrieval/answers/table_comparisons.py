@@ -13,12 +13,12 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from .calculator import calculate, describe, parse_number
+from .lexicon import YEAR
 from .question import Question, analyse
 from .ranking import Matcher
 from .table_lookup import (
     MIN_QUESTION_SHARE,
     OPERATION_WORDS,
-    YEAR,
     Match,
     best_row,
     numeric,

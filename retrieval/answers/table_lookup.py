@@ -13,7 +13,6 @@ question names is not read for it.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -23,7 +22,8 @@ from decimal import Decimal
 from ..tokens import normalized, term_runs
 from .calculator import parse_number
 from .evidence import tables_of
-from .question import STOPWORDS, Question, Term, analyse, has_cjk, stem
+from .lexicon import ANSWER_STOPWORDS, YEAR, YEAR_DIGITS, idf
+from .question import Question, Term, analyse, has_cjk, stem
 from .ranking import Matcher
 from .tables import Row, Table, with_full_year
 from .types import Operand, Source, TermStatistics
@@ -47,9 +47,8 @@ _OPERATION_TEXT = (
     "thousand thousands million millions billion billions"
 )
 OPERATION_WORDS = frozenset(stem(word) for word in _OPERATION_TEXT.split())
-YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _YEAR_SPAN = re.compile(
-    r"(?<!\d)((?:19|20)\d\d)\s*(?:-|–|to|through|until)\s*((?:19|20)\d\d)(?!\d)"
+    rf"(?<!\d)({YEAR_DIGITS})\s*(?:-|–|to|through|until)\s*({YEAR_DIGITS})(?!\d)"
 )
 _EVERY_YEAR = re.compile(
     r"\b(?:all|each of the|every|across the|over the)\s+(?:\w+\s+)?(?:years|periods)\b"
@@ -166,7 +165,7 @@ def _phrases(text: str) -> list[frozenset[str]]:
             folded = stem(word)
             if (
                 not word.isalpha()  # also a possessive, a number, the end
-                or word in STOPWORDS
+                or word in ANSWER_STOPWORDS
                 or word in _PHRASE_BREAKS
                 or folded in OPERATION_WORDS
                 or (run and word.endswith(("ed", "ing")))
@@ -228,7 +227,7 @@ def _weight(term: Term, statistics: TermStatistics | None) -> float:
     frequency = min(
         (statistics.frequency(token) for token in term.index_tokens), default=0
     )
-    return math.log1p((statistics.size - frequency + 0.5) / (frequency + 0.5))
+    return idf(statistics.size, frequency)
 
 
 def numeric(row: Row, column: int) -> Decimal | None:

@@ -9,13 +9,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .calculator import join_spaced_digits, parse_number
+from .lexicon import YEAR, YEAR_DIGITS
 
 CELL_SEPARATOR = "|"
 _NUMERIC = re.compile(r"\d")
 _YEAR_ONLY = re.compile(
     r"^(?:(?:(?:fy|fiscal|year|q[1-4]|h[12])\s*'?(?:19|20)?\d\d|'\d\d|(?:19|20)\d\d)"
     r"(?:\s*/\s*\d{2,4})?|"
-    r"[a-z]+\.? \d{1,2},? (?:19|20)\d\d|(?:19|20)\d\d\s*年)$",
+    rf"[a-z]+\.? \d{{1,2}},? {YEAR_DIGITS}|{YEAR_DIGITS}\s*年)$",
     re.IGNORECASE,
 )
 MAX_HEADER_ROWS = 3
@@ -25,11 +26,10 @@ _UNIT = re.compile(
 _PERIOD = re.compile(
     r"^(?:(?:(?:fiscal )?years?|quarter|period|(?:three|six|nine|twelve) months)"
     r" ended |as (?:at|of) )?(?:[a-z]+\.? \d{1,2},? |\d{1,2} [a-z]+,? )?"
-    r"(?:19|20)\d\d\s*(?:年)?[:：]?$",
+    rf"{YEAR_DIGITS}\s*(?:年)?[:：]?$",
     re.IGNORECASE,
 )
 _TOTAL_ROW = re.compile(r"total\b|合计|总计", re.IGNORECASE)
-_FULL_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _SHORT_YEAR = re.compile(r"\b(?:fy|fiscal|financial year)\s?'?(\d\d)\b", re.IGNORECASE)
 
 
@@ -172,7 +172,7 @@ def _column_labels(header: list[list[str]], width: int) -> list[str]:
 
 def with_full_year(text: str) -> str:
     """Adds the year written out to a label such as "FY19", so that "2019" finds it."""
-    if _FULL_YEAR.search(text):
+    if YEAR.search(text):
         return text
     short = _SHORT_YEAR.search(text)
     if short is None:

@@ -445,3 +445,47 @@ def test_the_kb_dev_folder_reads_when_the_shared_corpus_is_there():
     follow_ups = [q for q in dataset.questions if q.follows is not None]
     assert len(follow_ups) == 5
     assert sum(1 for q in dataset.questions if not q.answers) == 15
+
+
+STEPS = {
+    "version": "v1.0",
+    "data": [
+        article(
+            "Leave requests",
+            "Annual leave is requested in the HR portal.\n\n"
+            "Open the HR portal.\n\nChoose the dates of your leave.\n\n"
+            "Submit the request to your manager.\n\n"
+            "Your manager answers within two working days.",
+            ("How do I request leave?", "Open the HR portal"),
+        )
+    ],
+}
+
+
+def answers(tmp_path, *args: str) -> list[str]:
+    details = tmp_path / "details.jsonl"
+    evaluate(tmp_path, STEPS, "--details", str(details), *args)
+    return [json.loads(line)["answer"] for line in details.read_text().splitlines()]
+
+
+def test_ablate_switches_a_rule_off_for_the_run_and_reports_it(tmp_path):
+    steps = answers(tmp_path)
+    report = json.loads(
+        evaluate(tmp_path, STEPS, "--json", "--ablate", "asks-procedure")
+    )
+    without = answers(tmp_path, "--ablate", "asks-procedure")
+
+    assert report["ablated"] == ["asks-procedure"]
+    # The procedure's steps from the first, then the sentences ranked best.
+    assert "Open the HR portal." in steps[0]
+    assert "More steps" in steps[0]
+    assert "More steps" not in without[0]
+    assert "Rules switched off: asks-procedure" in evaluate(
+        tmp_path, STEPS, "--ablate", "asks-procedure"
+    )
+    assert answers(tmp_path) == steps  # switched on again after the run
+
+
+def test_an_unknown_rule_to_ablate_is_a_usage_error_listing_the_rules(tmp_path):
+    with pytest.raises(CommandError, match="Unknown rule nope; rules: asks-number"):
+        evaluate(tmp_path, SQUAD, "--ablate", "nope")

@@ -7,6 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from core.arguments import positive_int
+from retrieval.answers import rules
 from retrieval.answers.providers import provider_names
 from workbench.evaluation.answer_quality import AnswerEvaluator
 from workbench.evaluation.datasets import FORMATS, DatasetError, load_dataset
@@ -59,12 +60,27 @@ class Command(BaseCommand):
             "--json", action="store_true", help="Print the result as JSON."
         )
         parser.add_argument(
+            "--ablate",
+            action="append",
+            default=[],
+            metavar="RULE",
+            help="Switch off this rule of the extractive answerer (its name in "
+            "retrieval/answers/rules.py) to measure what it is worth; repeatable.",
+        )
+        parser.add_argument(
             "--keep",
             action="store_true",
             help="Keep the scratch knowledge base instead of deleting it.",
         )
 
     def handle(self, *args, **options):
+        try:
+            with rules.ablated(*options["ablate"]):
+                self._evaluate(options)
+        except rules.UnknownRule as error:
+            raise CommandError(str(error)) from error
+
+    def _evaluate(self, options) -> None:
         try:
             dataset = load_dataset(options["dataset"], options["format"])
         except DatasetError as error:
@@ -87,14 +103,18 @@ class Command(BaseCommand):
         if options["details"]:
             with options["details"].open("w", encoding="utf-8") as stream:
                 report.write_details(stream)
+        ablated = sorted(rules.switched_off())
         if options["json"]:
-            self.stdout.write(json.dumps(report.as_json(), indent=2))
+            result = {**report.as_json(), "ablated": ablated}
+            self.stdout.write(json.dumps(result, indent=2))
             return
         self.stdout.write(
             f"{report.dataset} ({report.format}), provider {report.provider}: "
             f"{report.published} passages published ({report.chunks} chunks), "
             f"{report.held_out} held out, ingested in {report.ingest_seconds:.1f} s"
         )
+        if ablated:
+            self.stdout.write(f"Rules switched off: {', '.join(ablated)}")
         self.stdout.write(report.table())
         if report.format == "kb":
             self.stdout.write("\nMisses (wrong answers first):")
