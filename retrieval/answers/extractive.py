@@ -31,6 +31,7 @@ from .lexicon import en, zh
 from .meaning import Meaning, get_meaning, standout
 from .measures import asked_measures, says_measure
 from .question import Question, analyse, has_cjk
+from .quoted import holds_quoted, quoted_terms
 from .ranking import Matcher, Scored, rank_units
 from .table_answers import TableAnswer, table_claims
 from .table_lookup import OPERATION_WORDS
@@ -181,12 +182,15 @@ class ExtractiveChat:
             ]
         # Meaning is judged among all the units found, before any is ruled out.
         found = scored[:MEANING_CANDIDATES]
-        # "几次", "how often": the answer is a unit saying a quantity of that measure.
+        # "几次", "how often": the answer is a unit saying a quantity of that
+        # measure; a term the question quotes is named by the unit.
         measures = asked_measures(question.text)
+        quoted = quoted_terms(question.text)
         scored = [
             candidate
             for candidate in scored
             if says_measure(_claim_text(candidate.unit)[0], measures)
+            and holds_quoted(_named(candidate.unit), quoted)
         ]
         if not scored or scored[0].own < self.min_score:
             return [], None
@@ -465,6 +469,11 @@ def _names_a_sibling(unit: Unit, compounds: list[tuple[str, str]]) -> bool:
 
 def _unit_matcher(unit: Unit) -> Matcher:
     return Matcher(f"{unit.text} {unit.header} {unit.context}")
+
+
+def _named(unit: Unit) -> str:
+    """What a unit names: its text, its section's headings and its term."""
+    return f"{unit.text} {unit.heading} {unit.label}"
 
 
 def _claim_text(unit: Unit, *, with_items: bool = True) -> tuple[str, str]:

@@ -1,5 +1,7 @@
 """What a quantity is measured in: the question's "几次", "how many days", "多久"
-asks for a number of times, of days, a duration; an answer must say one.
+asks for a number of times, of days, a duration; an answer must say one. The same
+holds for the forms an address is written in: "Where do I email ...?" is answered
+by an email address, not by a sentence about the form to send.
 
 A claim holding only another quantity ("checkThreadPoolMinSize: 1" for "回查几次",
 "the 80 hour cap" for "how many days") answers another question. Each measure is
@@ -179,6 +181,49 @@ MEASURES: tuple[Measure, ...] = (
         (("密码最少要多少个字符？", "验证密码在 30 天后过期。"),),
     ),
 )
+
+
+ADDRESSES: tuple[Measure, ...] = (
+    Measure(
+        "email address",
+        re.compile(
+            r"\b(?:where|who|which address) (?:do|should|can|must) (?:i|we|you) "
+            r"(?:e-?mail|send an e-?mail)\b|\be-?mail address\b"
+            r"|\bwhat(?:'s| is) the e-?mail\b|哪个邮箱|邮箱地址|邮箱是|邮件地址",
+            re.IGNORECASE,
+        ),
+        re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        (
+            ("Where do I email the application?", "Email it to regs@casa.gov.au."),
+            ("投诉发到哪个邮箱？", "请发送至 help@example.cn。"),
+        ),
+        (("Where do I email the form?", "Complete this form if you apply."),),
+    ),
+    Measure(
+        "phone number",
+        re.compile(
+            r"\bphone number\b|\bwhat number (?:do|should) (?:i|we) call\b"
+            r"|电话号码|打什么电话|拨打哪个电话|联系电话",
+            re.IGNORECASE,
+        ),
+        re.compile(r"\+?\d[\d ()-]{5,}\d"),
+        (("What is the phone number of the help desk?", "Call 1300 419 152."),),
+        (("What is the phone number of the help desk?", "Call the help desk."),),
+    ),
+    Measure(
+        "web address",
+        re.compile(
+            # A site asked by "which website" may be answered by its name.
+            r"\bwhat(?:'s| is) the (?:url|web address|link)\b|\bwhich url\b"
+            r"|网址|链接地址",
+            re.IGNORECASE,
+        ),
+        re.compile(r"https?://|\bwww\.|\b[\w-]+\.(?:com|org|gov|net|edu|io|cn)\b"),
+        (("What is the web address of the forms?", "See www.casa.gov.au/forms."),),
+        (("What is the URL of the forms?", "Forms are on our website."),),
+    ),
+)
+MEASURES = MEASURES + ADDRESSES
 
 
 def asked_measures(question: str) -> tuple[Measure, ...]:
