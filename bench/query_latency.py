@@ -61,12 +61,18 @@ def populate(size: int, texts: list[str]):
     Membership.objects.create(user=user, knowledge_base=kb, role="viewer")
     embedder = get_embedder()
     per_document = 20
-    made: dict[str, object] = {}  # the texts repeat past the corpus' size
+    # The texts repeat past the corpus' size: their terms and vectors are made once
+    # (a semantic embedder takes about a second a text).
+    made: dict[str, object] = {}
+    vectors_of: dict[str, object] = {}
     for start in range(0, size, 2000):
         batch = [
             texts[(start + i) % len(texts)] for i in range(min(2000, size - start))
         ]
-        vectors = embedder.embed(batch)
+        new = [text for text in dict.fromkeys(batch) if text not in vectors_of]
+        if new:
+            vectors_of.update(zip(new, embedder.embed(new), strict=True))
+        vectors = [vectors_of[text] for text in batch]
         documents = []
         chunks = []
         for offset, (text, vector) in enumerate(zip(batch, vectors, strict=True)):
