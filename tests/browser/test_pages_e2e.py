@@ -319,7 +319,12 @@ def test_pages_journey(browser, live_server, manage, member, other_knowledge_bas
         first.get_by_test_id("citation").first.click()
         panel = page.get_by_test_id("source-panel")
         expect(panel).to_contain_text("leave-policy.pdf")
-        expect(panel.locator("mark")).to_contain_text("15 days of paid annual leave")
+        # The quoted sentence is marked, not the whole passage, beside the page.
+        expect(panel.locator("mark")).to_have_text(LEAVE_EN)
+        expect(panel.get_by_test_id("source-image")).to_be_visible()
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=source-image]').naturalWidth"
+        )
         viewer.shot("ask-answer-source")
 
         second = ask(viewer, "How many days of paid sick leave do employees get?", 2)
@@ -342,7 +347,7 @@ def test_pages_journey(browser, live_server, manage, member, other_knowledge_bas
         chinese = ask(viewer, "员工每年有几天带薪年假？", 1)
         expect(chinese.get_by_test_id("answer")).to_contain_text("十五天")
         chinese.get_by_test_id("citation").first.click()
-        expect(panel.locator("mark")).to_contain_text("十五天带薪年假")
+        expect(panel.locator("mark")).to_have_text(LEAVE_ZH)
         viewer.shot("ask-answer-source")
         expect(page.get_by_test_id("conversation-row")).to_have_count(2)
 
