@@ -178,6 +178,14 @@ class Person:
         self.shot(name)
         self.switch_language(here)
 
+    def shot_on_a_phone(self, name: str) -> None:
+        """At 375 px wide: nothing wider than the screen, then back to desktop."""
+        self.page.set_viewport_size({"width": 375, "height": 800})
+        width = self.page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, f"{name} is {width} px wide at 375 px"
+        self.shot(f"{name}-375px")
+        self.page.set_viewport_size({"width": 1400, "height": 1000})
+
     def close(self) -> None:
         assert not self.errors, self.errors
         self.context.close()
@@ -257,6 +265,7 @@ def test_pages_journey(browser, live_server, manage, member, other_knowledge_bas
         queue = page.get_by_test_id("review-row")
         expect(queue).to_have_count(3)
         reviewer.shot_in_both("review-queue")
+        reviewer.shot_on_a_phone("review-queue")
 
         queue.filter(has_text="leave-policy.pdf").get_by_role("link").click()
         expect(page.get_by_test_id("page-image").first).to_be_visible()
@@ -266,6 +275,7 @@ def test_pages_journey(browser, live_server, manage, member, other_knowledge_bas
             ".every(image => image.complete && image.naturalWidth > 0)"
         )
         reviewer.shot_in_both("review-document")
+        reviewer.shot_on_a_phone("review-document")
         page.get_by_test_id("publish-button").click()
         expect(page.locator(".messages")).to_contain_text("is published")
         expect(queue).to_have_count(2)
@@ -307,6 +317,7 @@ def test_pages_journey(browser, live_server, manage, member, other_knowledge_bas
             rows.filter(has_text="expenses.xlsx").get_by_test_id("document-state")
         ).to_contain_text("Rejected: Say which currency they")
         editor.shot_in_both("library-decided")
+        editor.shot_on_a_phone("library")
 
         # 3. alice asks in English, opens a citation, follows up, says not helpful.
         viewer = Person(browser, url, "alice", shots)
@@ -327,7 +338,8 @@ def test_pages_journey(browser, live_server, manage, member, other_knowledge_bas
         )
         viewer.shot("ask-answer-source")
 
-        second = ask(viewer, "How many days of paid sick leave do employees get?", 2)
+        # A follow-up that leans on the first question.
+        second = ask(viewer, "What about sick leave?", 2)
         expect(second.get_by_test_id("answer")).to_contain_text("10 days")
         assert Conversation.objects.filter(owner__username="alice").count() == 1
         expect(page.get_by_test_id("conversation-row")).to_have_count(1)
@@ -370,11 +382,12 @@ def test_pages_journey(browser, live_server, manage, member, other_knowledge_bas
         reviewer.go("/review/answers/")
         checked = page.get_by_test_id("answer-to-check")
         expect(checked).to_have_count(1)
-        expect(checked).to_contain_text("How many days of paid sick leave")
+        expect(checked).to_contain_text("What about sick leave?")
         expect(checked).to_contain_text("10 days")
         expect(checked).to_contain_text("What about part-time staff?")
         expect(checked).to_contain_text("leave-policy.pdf")
         reviewer.shot_in_both("answers-to-check")
+        reviewer.shot_on_a_phone("answers-to-check")
 
         # 4. dave, a viewer of the other knowledge base only, sees none of it.
         outsider = Person(browser, url, "dave", shots)
