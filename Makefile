@@ -47,8 +47,9 @@ test: venv
 test-fast: venv
 	$(PY) -m pytest -m "not slow and not browser" $(PYTEST_ARGS)
 
-# The admin in headless Chromium (Debian's `chromium` at /usr/bin/chromium) with a
-# real worker; screenshots in var/screenshots/. `make test` leaves it out.
+# The admin and the pages in headless Chromium (Debian's `chromium` at
+# /usr/bin/chromium) with a real worker; screenshots in var/screenshots/. `make
+# test` leaves it out.
 test-browser: venv
 	$(PY) -m pytest -m browser tests/browser $(PYTEST_ARGS)
 

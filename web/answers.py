@@ -3,6 +3,8 @@ knowledge bases the answers cite (`retrieval.selectors.answers_to_check_for`).""
 
 from __future__ import annotations
 
+import re
+
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -14,6 +16,8 @@ from documents.selectors import knowledge_base_ids_for
 from retrieval.selectors import answers_to_check_for
 
 PER_PAGE = 25
+# The answer's "[S1]" markers, shown as the numbers of the sources listed below it.
+_MARKER = re.compile(r"\s*\[S(\d+)\]")
 
 
 class AnswersToCheckView(LoginRequiredMixin, View):
@@ -24,4 +28,6 @@ class AnswersToCheckView(LoginRequiredMixin, View):
         page = Paginator(answers_to_check_for(request.user), PER_PAGE).get_page(
             request.GET.get("page")
         )
+        for feedback in page:  # the page keeps these objects for the template
+            feedback.shown_answer = _MARKER.sub(r" [\1]", feedback.answer)
         return render(request, "web/answers/list.html", {"page": page})

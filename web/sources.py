@@ -7,6 +7,7 @@ published versions only, and another knowledge base's document is a 404.
 
 from __future__ import annotations
 
+import re
 import uuid
 
 from django.contrib.auth.mixins import LoginRequiredMixin
@@ -21,6 +22,8 @@ from core.errors import NotFound
 from documents.models import Document
 from documents.selectors import visible_document
 from retrieval.models import Chunk
+
+from .page_images import drawable_kind
 
 NEIGHBOURS = 1  # chunks shown on each side of the cited one
 # Enough of an excerpt to find its chunk; the whole of one can be 500 characters.
@@ -57,6 +60,26 @@ def _cited_chunk(
     return on_page.first() or chunks.first()
 
 
+def _quoted(text: str, quote: str) -> tuple[str, str, str]:
+    """The cited chunk as (before, quoted, after): the sentence the answer
+    quoted is marked when it is found (line breaks may differ), else all of it."""
+    words = quote.replace("…", " ").split()
+    if words:
+        found = re.search(r"\s+".join(map(re.escape, words)), text)
+        if found:
+            return text[: found.start()], found.group(), text[found.end() :]
+    return "", text, ""
+
+
+def _image_page(document: Document, cited: Chunk) -> int | None:
+    """The page of the original drawn beside the passage (a PDF's or an
+    image's), or None when the original cannot be drawn."""
+    kind = drawable_kind(document)
+    if kind == "image":
+        return cited.page or 1
+    return cited.page if kind == "pdf" and cited.page else None
+
+
 class SourceView(LoginRequiredMixin, View):
     def get(self, request: HttpRequest, document_id: uuid.UUID) -> HttpResponse:
         try:
@@ -76,6 +99,7 @@ class SourceView(LoginRequiredMixin, View):
             ordinal__gte=cited.ordinal - NEIGHBOURS,
             ordinal__lte=cited.ordinal + NEIGHBOURS,
         )
+        before, quoted, after = _quoted(cited.text, request.GET.get("quote", ""))
         # The page asks for the panel alone; a link opened on its own gets a page.
         partial = request.headers.get("HX-Request") == "true"
         return render(
@@ -84,6 +108,10 @@ class SourceView(LoginRequiredMixin, View):
             {
                 "document": document,
                 "cited": cited,
+                "before": before,
+                "quoted": quoted,
+                "after": after,
+                "image_page": _image_page(document, cited),
                 "chunks": around,
                 "place": _place(document),
                 "partial": partial,

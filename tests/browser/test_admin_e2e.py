@@ -7,8 +7,6 @@ Headless Chromium from Debian (`/usr/bin/chromium`) driven by Playwright; run wi
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -38,8 +36,10 @@ def browser_page(monkeypatch):
     # Playwright's sync API keeps an event loop in this thread; the ORM calls the
     # test makes between browser steps are still plain synchronous code.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
-    SCREENSHOTS.mkdir(parents=True)
+    # The pages' test keeps its screenshots here too (pages-*.png).
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SCREENSHOTS.glob("admin-*.png"):
+        old.unlink()
     with playwright_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
@@ -59,7 +59,7 @@ class Steps:
 
     def shot(self, name: str) -> None:
         self.number += 1
-        path = SCREENSHOTS / f"{self.number:02d}-{name}.png"
+        path = SCREENSHOTS / f"admin-{self.number:02d}-{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
 
     def go(self, path: str) -> None:
@@ -185,4 +185,4 @@ def test_reviewer_journey(
     assert "not published (permission_denied)" in steps.messages()
     steps.shot("viewer-refused")
     assert Document.objects.get(pk=waiting.pk).status == DocumentStatus.REVIEW_PENDING
-    assert os.listdir(SCREENSHOTS)
+    assert list(SCREENSHOTS.glob("admin-*.png"))

@@ -56,6 +56,8 @@ def test_a_reviewer_sees_their_knowledge_bases_not_helpful_answers(feedback, rev
     assert "/sources/" in page
     assert "page=4" in page
     assert "Answers to check" in page
+    # Its "[S1]" reads as the number of the source listed under it.
+    assert "An answer to How much leave do I get? [1]</div>" in page
 
 
 def test_the_nav_links_it_for_reviewers_only(reviewer, viewer):

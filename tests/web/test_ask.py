@@ -212,6 +212,53 @@ class TestSourcePanel:
         assert "<mark>Chapter three is about travel.</mark>" in page
         assert "data-close-source" in page
 
+    def test_the_quoted_sentence_alone_is_marked_in_a_long_chunk(
+        self, viewer, knowledge_base
+    ):
+        document = DocumentFactory(knowledge_base=knowledge_base, published=True)
+        ChunkFactory(
+            document=document,
+            ordinal=0,
+            text="Leave policy\n\nEmployees receive 15 days of paid\nannual leave. "
+            "Sick leave is 10 days.",
+            page=1,
+        )
+        page = (
+            signed_in(viewer)
+            .get(
+                self.url(
+                    document,
+                    excerpt="Leave policy",
+                    quote="Employees receive 15 days of paid annual leave.",
+                )
+            )
+            .content.decode()
+        )
+        assert (
+            '<p class="cited">Leave policy<br><br>'
+            "<mark>Employees receive 15 days of paid<br>annual leave.</mark>"
+            " Sick leave is 10 days.</p>"
+        ) in page
+        # A quote the chunk does not hold: all of the chunk is marked.
+        page = signed_in(viewer).get(self.url(document, quote="Not there.")).content
+        assert b"<mark>Leave policy<br><br>Employees" in page
+
+    def test_a_pdf_page_is_drawn_beside_the_passage(self, viewer, knowledge_base):
+        pdf = DocumentFactory(
+            knowledge_base=knowledge_base,
+            published=True,
+            filename="handbook.pdf",
+            content_type="application/pdf",
+        )
+        lay_out(pdf)
+        page = signed_in(viewer).get(self.url(pdf, page=2)).content.decode()
+        assert f'src="/documents/{pdf.pk}/pages/2.png?width=960"' in page
+        assert 'alt="Page 2 of handbook.pdf"' in page
+
+    def test_a_text_file_is_not_drawn(self, viewer, published):
+        page = signed_in(viewer).get(self.url(published, page=2)).content.decode()
+        assert 'data-testid="source-image"' not in page
+
     def test_slides_and_sheets_are_named_as_such(self, viewer, knowledge_base):
         deck = DocumentFactory(
             knowledge_base=knowledge_base, published=True, filename="deck.pptx"

@@ -57,9 +57,16 @@
       return base + "?" + params.toString();
     }
 
-    function citedSourceUrl(source) {
+    // The first claim citing the source is the sentence the panel marks.
+    function citedSourceUrl(source, claims) {
       var probe = (source.excerpt || "").replace(/^…|…$/g, "").trim().slice(0, 120);
-      return sourceUrl(source.document_id, { page: source.page, excerpt: probe });
+      var quote = "";
+      (claims || []).some(function (claim) {
+        if ((claim.source_ids || []).indexOf(source.id) < 0) return false;
+        quote = claim.text.replace(/\s*\[S\d+\]/g, "").trim().slice(0, 300);
+        return true;
+      });
+      return sourceUrl(source.document_id, { page: source.page, excerpt: probe, quote: quote });
     }
 
     function openSource(url, trigger) {
@@ -285,7 +292,7 @@
       if (live) live.remove();
       var urls = {};
       data.sources.forEach(function (source) {
-        urls[source.id] = citedSourceUrl(source);
+        urls[source.id] = citedSourceUrl(source, data.claims);
       });
       if (data.refused) {
         var refusal = el("div", { class: "refusal", "data-testid": "refusal", role: "status" });
