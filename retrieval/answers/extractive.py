@@ -29,7 +29,7 @@ from .answerability import answerable, coverage, near_enough, term_weights
 from .evidence import Unit, evidence_units, with_notes
 from .lexicon import en, zh
 from .meaning import Meaning, get_meaning, standout
-from .measures import asked_measures, says_measure
+from .measures import asked_measures, says_measure, telling
 from .question import Question, analyse, has_cjk
 from .quoted import holds_quoted, quoted_terms
 from .ranking import Matcher, Scored, rank_units
@@ -49,12 +49,17 @@ SENTENCE_MARGIN = 0.2
 # one standing out from the others by LOW_STANDOUT answers at low confidence
 # when its source covers LOW_SOURCE_COVERAGE of the question's weight although
 # the words checks fail (a paraphrase); one passing them and standing out by
-# HIGH_STANDOUT answers at high confidence. kb-dev, CMRC and TAT-QA dev:
-# docs/answer-quality.md, step 18.
+# HIGH_STANDOUT answers at high confidence. A unit saying the telling measure
+# the question asks ("3 天" for "几天") is evidence too: it answers at low
+# confidence standing out by MEASURE_STANDOUT, its source covering
+# MEASURE_SOURCE_COVERAGE, a table row as well as a sentence. kb-dev, CMRC and
+# TAT-QA dev: docs/answer-quality.md, steps 21 and 26.
 MEANING_CANDIDATES = 12
 LOW_STANDOUT = 0.03
 LOW_SOURCE_COVERAGE = 0.5
 HIGH_STANDOUT = 0.1
+MEASURE_STANDOUT = 0.01
+MEASURE_SOURCE_COVERAGE = 0.3
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # A number in words: a Chinese numeral ("两层", "一分钟", "三辑"; not one of the
 # words a numeral only spells: "一般", "统一", "第一"), or an English number word
@@ -203,6 +208,7 @@ class ExtractiveChat:
             answers=answerable(question, source, statistics, context=best.unit.context)
             and near_enough(question, best.unit, statistics),
             covered=covered[source.id],
+            measured=telling(measures),
         )
         if confidence is None:
             return [], None
@@ -225,6 +231,7 @@ class ExtractiveChat:
         *,
         answers: bool,
         covered: float,
+        measured: bool,
     ) -> Confidence | None:
         """How sure the best unit answers: the words checks (`answers`) and, with
         a model of meaning, how far the unit stands out from the others `found`.
@@ -248,6 +255,14 @@ class ExtractiveChat:
             and best.unit.row is None
             and not question.asks("asks-computation")
             and not _about_another_kind(question, best.unit)
+        ):
+            return Confidence.LOW
+        if (
+            measured
+            and stands_out is not None
+            and stands_out >= MEASURE_STANDOUT
+            and covered >= MEASURE_SOURCE_COVERAGE
+            and not question.asks("asks-computation")
         ):
             return Confidence.LOW
         return None

@@ -25,6 +25,9 @@ class Measure:
     # says another quantity), for the tests.
     examples: tuple[tuple[str, str], ...]
     counter_examples: tuple[tuple[str, str], ...]
+    # Whether a unit saying it is evidence of its own: "3 天" for "几天" is;
+    # "every" or "per" for "how often" are in every other sentence.
+    telling: bool = True
 
 
 def _said(zh_units: str, en_units: str, short: str = "") -> re.Pattern[str]:
@@ -141,6 +144,7 @@ MEASURES: tuple[Measure, ...] = (
             ("多久一次备份？", "每天备份一次。"),
         ),
         (("How often should the team review risks?", "Risks are kept in a tracker."),),
+        telling=False,
     ),
     Measure(
         "percent",
@@ -229,6 +233,11 @@ MEASURES = MEASURES + ADDRESSES
 def asked_measures(question: str) -> tuple[Measure, ...]:
     """The measures a question asks its quantity in (none: any quantity)."""
     return tuple(measure for measure in MEASURES if measure.asked.search(question))
+
+
+def telling(measures: tuple[Measure, ...]) -> bool:
+    """Whether a unit saying one of `measures` tells it apart from the others."""
+    return any(measure.telling for measure in measures)
 
 
 def says_measure(text: str, measures: tuple[Measure, ...]) -> bool:

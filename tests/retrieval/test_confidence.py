@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from retrieval.answers import meaning as meaning_module
-from retrieval.answers.extractive import HIGH_STANDOUT, LOW_STANDOUT, ExtractiveChat
+from retrieval.answers.extractive import (
+    HIGH_STANDOUT,
+    LOW_STANDOUT,
+    MEASURE_STANDOUT,
+    ExtractiveChat,
+)
 from retrieval.answers.meaning import Meaning, get_meaning, standout
 from retrieval.answers.types import Confidence
 from retrieval.embeddings import EmbedderUnavailable
@@ -366,3 +371,39 @@ def test_reindex_chunks_stores_the_sentences_ingested_without_a_model(
     assert "sentences embedded=7" in out.getvalue()
     assert "sentences embedded=0" in again.getvalue()
     assert SentenceVector.objects.filter(model="recording").count() == 7
+
+
+RETENTION = (
+    "Storage\n\n"
+    "Stored messages are kept for at most 3 days and then deleted.\n\n"
+    "A broker writes its commit log to local disk.\n\n"
+    "Consumers pull messages from the broker in batches.\n"
+)
+# Paraphrased: the words checks fail, as for PARAPHRASED.
+DAYS_ASKED = "How many days can a stored message stay around on a broker?"
+OFTEN_ASKED = "How often can a stored message stay around on a broker?"
+
+
+def test_a_unit_saying_the_measure_asked_answers_at_low_confidence_closer_to_the_rest():
+    # Standing out by less than LOW_STANDOUT asks: the "3 days" it says is the
+    # other evidence.
+    meaning = ScriptedMeaning("3 days", top=0.80 + MEASURE_STANDOUT + 0.005)
+
+    claims, _ = draft(DAYS_ASKED, meaning, RETENTION)
+
+    assert [claim.confidence for claim in claims] == [Confidence.LOW]
+    assert "3 days" in claims[0].text
+
+
+def test_below_the_measure_standout_it_is_refused():
+    meaning = ScriptedMeaning("3 days", top=0.80 + MEASURE_STANDOUT - 0.005)
+
+    assert draft(DAYS_ASKED, meaning, RETENTION)[0] == []
+
+
+def test_a_frequency_is_no_evidence_of_its_own():
+    # "every", "per", "each" are in every other sentence.
+    text = RETENTION.replace("at most 3 days", "every day")
+    meaning = ScriptedMeaning("every day", top=0.80 + MEASURE_STANDOUT + 0.005)
+
+    assert draft(OFTEN_ASKED, meaning, text)[0] == []
