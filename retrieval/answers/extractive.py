@@ -30,6 +30,7 @@ from .evidence import Unit, evidence_units, with_notes
 from .lexicon import en, zh
 from .meaning import Meaning, get_meaning, standout
 from .measures import asked_measures, says_measure, telling
+from .procedures import procedure_steps
 from .question import Question, analyse, has_cjk
 from .quoted import holds_quoted, quoted_terms
 from .ranking import Matcher, Scored, rank_units
@@ -66,8 +67,6 @@ _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # ("no" and "none" say zero: "No significant amounts were reclassified").
 _QUANTITY_WORD = re.compile(rf"{zh.QUANTITY_NUMERAL}|{en.QUANTITY_WORD}", re.IGNORECASE)
 _NOT_A_NUMBER = re.compile(rf"{en.NOT_A_NUMBER}|{zh.NOT_A_NUMBER}")
-# A run of one-sentence paragraphs is a list of steps from this many on.
-MIN_STEPS = 3
 _POINTER = re.compile(
     r"\b(?:following|below|as follows|listed|set forth|tables?)\b", re.IGNORECASE
 )
@@ -217,7 +216,10 @@ class ExtractiveChat:
             for claim in self._claims(question, scored, best, units)
         ]
         if question.asks("asks-procedure"):
-            claims = _steps(best.unit, units, confidence) or claims
+            claims = (
+                procedure_steps(best.unit, units, confidence, limit=MAX_CLAIMS)
+                or claims
+            )
         if _asks_quantity(question):
             claims = [claim for claim in claims if _says_quantity(claim.text, question)]
         claims = [claim for claim in claims if says_measure(claim.text, measures)]
@@ -300,55 +302,6 @@ class ExtractiveChat:
                 quote=quote,
             )
         return list(claims.values())
-
-
-def _steps(best: Unit, units: list[Unit], confidence: Confidence) -> list[Claim]:
-    """A procedure's steps: the run of one-sentence paragraphs (a list's items,
-    as the parsers write them) of the best unit's section that it is part of or
-    leads into, as claims from its first step on; the last says whether more
-    steps follow. None when the best unit is in no such run."""
-    section = sorted(
-        (
-            unit
-            for unit in units
-            if unit.source_id == best.source_id
-            and unit.heading == best.heading
-            and unit.row is None
-        ),
-        key=lambda unit: unit.position,
-    )
-    runs: list[list[Unit]] = []
-    for unit in section:
-        alone = unit.quote.strip() == unit.paragraph.strip()
-        if alone and runs and runs[-1][-1].position == unit.position - 1:
-            runs[-1].append(unit)
-        elif alone:
-            runs.append([unit])
-    steps = next(
-        (
-            run
-            for run in runs
-            if len(run) >= MIN_STEPS
-            and run[0].position <= best.position + 1
-            and best.position <= run[-1].position
-        ),
-        [],
-    )
-    # From the first step, unless the best unit is a later one of a long list.
-    at = next((i for i, step in enumerate(steps) if step is best), 0)
-    steps = steps[at if at >= MAX_CLAIMS else 0 :]
-    claims = [
-        Claim(
-            text=step.text,
-            source_ids=[step.source_id],
-            quote=step.quote,
-            confidence=confidence,
-        )
-        for step in steps[:MAX_CLAIMS]
-    ]
-    if len(steps) > MAX_CLAIMS:
-        claims[-1] = replace(claims[-1], more=True)
-    return claims
 
 
 def _says_more(
