@@ -101,3 +101,9 @@ def test_the_language_switch_is_remembered(client):
     assert "登录" in page
     client.post("/i18n/setlang/", {"language": "en", "next": "/login/"})
     assert '<html lang="en">' in client.get("/login/").content.decode()
+
+
+def test_the_admin_login_points_members_to_the_pages_sign_in(client):
+    page = client.get("/admin/login/").content.decode()
+    assert 'href="/login/"' in page
+    assert 'name="username"' in page  # the admin's own form is still there
