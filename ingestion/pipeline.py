@@ -33,6 +33,7 @@ from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
 
 from . import claims
+from .artifacts import artifacts_delete
 from .blocks import (
     FileTooLarge,
     OcrTimeout,
@@ -46,6 +47,7 @@ from .blocks import (
     check_chunk_count,
     check_text_length,
 )
+from .checkpoints import Checkpoints
 from .claims import TaskClaim, TaskLost
 from .models import ErrorCode, TaskStage
 from .sandbox import (
@@ -214,18 +216,22 @@ class IngestionPipeline:
     def _run_stages(self) -> int:
         self.report(TaskStage.DOWNLOAD, 0, 1)
         document = self.load_document()
-        data = self.download(document)
-        self.report(TaskStage.DOWNLOAD, 1, 1)
-
-        self.report(TaskStage.PARSE, 0, 1)
-        extracted = self.parse(document, data)
+        checkpoints = Checkpoints(document, parse_limits(), self.embedder)
+        # An earlier attempt's parse (it failed later, or was killed) is reused.
+        extracted = checkpoints.parsed() or self.download_and_parse(
+            document, checkpoints
+        )
         chunks = extracted.chunks
         self._parsed()
 
-        if extracted.vectors is None:
+        # Made by the parser processes beside the parse, or by an earlier attempt.
+        vectors = extracted.vectors
+        if vectors is None:
+            vectors = checkpoints.vectors(len(chunks))
+        if vectors is None:
             vectors = self.embed(chunks)
-        else:  # the parser processes embedded them beside the parse
-            vectors = extracted.vectors
+            checkpoints.save_vectors(vectors)
+        else:
             self.report(TaskStage.EMBEDDING, len(chunks), len(chunks))
         self.embed_sentences(chunks)
 
@@ -251,7 +257,21 @@ class IngestionPipeline:
             stage_seconds=dict(self._stage_seconds),
         )
         self._stage_finished()
+        checkpoints.discard()
         return len(chunks)
+
+    def download_and_parse(
+        self, document: Document, checkpoints: Checkpoints
+    ) -> Extracted:
+        """The download and parse stages, their output kept for a later attempt."""
+        data = self.download(document)
+        self.report(TaskStage.DOWNLOAD, 1, 1)
+        self.report(TaskStage.PARSE, 0, 1)
+        extracted = self.parse(document, data, checkpoints)
+        checkpoints.save_parsed(extracted)
+        if extracted.vectors is not None:
+            checkpoints.save_vectors(extracted.vectors)
+        return extracted
 
     def report(self, stage: str, completed: int, total: int) -> None:
         """Check for interruption and note progress, written when it is due.
@@ -290,9 +310,9 @@ class IngestionPipeline:
         self.report(TaskStage.PARSE, done, total)
 
     def _parsed(self) -> None:
-        """The parse stage complete, unless the parsers' first embedded batch
-        already moved on to the next."""
-        if self._stage == TaskStage.PARSE:
+        """The parse stage complete (or found done by an earlier attempt), unless
+        the parsers' first embedded batch already moved on to the next."""
+        if self._stage in (TaskStage.DOWNLOAD, TaskStage.PARSE):
             self.report(TaskStage.PARSE, self._pages, self._pages)
 
     def _chunks_embedded(self, done: int, total: int) -> None:
@@ -325,6 +345,7 @@ class IngestionPipeline:
     def load_document(self) -> Document:
         document = Document.objects.filter(pk=self.claim.document_id).first()
         if document is None:
+            artifacts_delete(document_id=self.claim.document_id)
             raise IngestionFailure(
                 ErrorCode.DOCUMENT_NOT_FOUND, "The document of this task is gone."
             )
@@ -341,11 +362,15 @@ class IngestionPipeline:
                 f"({type(error).__name__}).",
             ) from error
 
-    def parse(self, document: Document, data: bytes) -> Extracted:
+    def parse(
+        self, document: Document, data: bytes, checkpoints: Checkpoints
+    ) -> Extracted:
         """Chunks, and their vectors when the embedder can run in the parsers.
 
         The parsers refuse more text or chunks than one document may produce as
         they go; the whole, joined from several parsers' shares, is checked here.
+        Pages an earlier attempt read by OCR are not read again; each page read
+        by OCR now is kept as it comes.
         """
         limits = parse_limits()
         kind = kind_for_content_type(document.content_type)
@@ -365,6 +390,8 @@ class IngestionPipeline:
                 embed_timeout=settings.INGESTION_EMBED_TIMEOUT_SECONDS,
                 progress=self._pages_read,
                 embedded=self._chunks_embedded,
+                known_ocr=checkpoints.ocr_pages(),
+                ocr_read=checkpoints.save_ocr_page,
             )
             chunks = extracted.chunks
             check_chunk_count(len(chunks), limits.max_chunks)
