@@ -69,7 +69,6 @@ class Checkpoints:
         self._ocr_key = [content, ocr_version(), list(limits.ocr_languages)]
         self._parse_key = [content, parser_version(), _limits(limits)]
         self._vectors_key = [self._parse_key, embedder.name]
-        self._dimension = embedder.dimension
 
     def ocr_pages(self) -> dict[int, list[Block]]:
         """The pages an earlier attempt read by OCR: page number -> its blocks."""
@@ -109,14 +108,18 @@ class Checkpoints:
 
     def vectors(self, count: int) -> np.ndarray | None:
         """The vectors of the `count` chunks, if an earlier attempt made them."""
-        value = artifact_read(self._vectors_name())
-        if type(value) is not bytes or len(value) != count * self._dimension * 4:
+        try:
+            dimension, data = artifact_read(self._vectors_name())
+            vectors = np.frombuffer(data, dtype="<f4").reshape(count, dimension)
+        except (TypeError, ValueError):  # missing, or not this many vectors
             return None
-        vectors = np.frombuffer(value, dtype="<f4").reshape(count, self._dimension)
         return vectors.astype(np.float32)
 
     def save_vectors(self, vectors: np.ndarray) -> None:
-        artifact_write(self._vectors_name(), vectors.astype("<f4").tobytes())
+        artifact_write(
+            self._vectors_name(),
+            [vectors.shape[1], vectors.astype("<f4").tobytes()],
+        )
 
     def discard(self) -> None:
         """The task is done with them (succeeded): its chunks hold the result."""
