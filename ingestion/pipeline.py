@@ -4,12 +4,15 @@ The pipeline reports progress through `ingestion.claims`, whose writes are all
 guarded by the claim; when one of them finds the task gone it raises `TaskLost`
 and the pipeline stops without touching anything else. Before each report, and
 while it waits for the parser, it calls `interrupt()`, through which the worker
-stops it early (lease lost, shutdown grace over). Parsing runs in the worker's
-parser processes (`sandbox.py`), bounded in time, memory, pages, DOCX size and
-the text and chunks one document may produce; so do chunking and, when the
-embedder is `portable` (the local ones), embedding, a batch at a time with its
-progress reported, except for PDFs, whose pages the worker gathers before chunking
-and embedding them.
+stops it early (lease lost, shutdown grace over); after each page read, once a
+page read by OCR has been kept (`checkpoints.py`), it also calls `turn_over()`,
+which raises when the task should yield its worker to others: every turn keeps
+at least one new page, so a task that yields always finishes. Parsing runs in
+the worker's parser processes (`sandbox.py`), bounded in time, memory, pages,
+DOCX size and the text and chunks one document may produce; so do chunking and,
+when the embedder is `portable` (the local ones), embedding, a batch at a time
+with its progress reported, except for PDFs, whose pages the worker gathers
+before chunking and embedding them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from django.conf import settings
@@ -182,11 +186,13 @@ class IngestionPipeline:
         on_progress: ProgressCallback | None = None,
         *,
         interrupt: Callable[[], None] = lambda: None,
+        turn_over: Callable[[], None] = lambda: None,
         sandbox: ParseSandbox | None = None,
     ):
         self.claim = claim
         self.on_progress = on_progress or (lambda stage, done, total: None)
         self.interrupt = interrupt
+        self.turn_over = turn_over
         self.sandbox = sandbox or shared_sandbox()
         configure_parsers()
         self.embedder = get_embedder()
@@ -197,6 +203,7 @@ class IngestionPipeline:
         self._last_progress_write = time.monotonic()
         self._pending_progress: tuple[str, int, int] | None = None
         self._pages = 1  # what the parse stage counts: pages when it hears of them
+        self._pages_kept = 0  # pages read by OCR in this run and kept
         self._stage: str | None = None
         self._stage_started = 0.0
         self._stage_seconds: dict[str, float] = {}
@@ -308,6 +315,15 @@ class IngestionPipeline:
         # A PDF's parse shows its pages (a 30-page scan must show it is moving).
         self._pages = total
         self.report(TaskStage.PARSE, done, total)
+        if self._pages_kept:
+            self.turn_over()  # the progress just noted is written as it stops
+
+    def _ocr_page_read(
+        self, checkpoints: Checkpoints, number: int, blocks: list
+    ) -> None:
+        # Told before the page's progress: kept by then.
+        checkpoints.save_ocr_page(number, blocks)
+        self._pages_kept += 1
 
     def _parsed(self) -> None:
         """The parse stage complete (or found done by an earlier attempt), unless
@@ -391,7 +407,7 @@ class IngestionPipeline:
                 progress=self._pages_read,
                 embedded=self._chunks_embedded,
                 known_ocr=checkpoints.ocr_pages(),
-                ocr_read=checkpoints.save_ocr_page,
+                ocr_read=partial(self._ocr_page_read, checkpoints),
             )
             chunks = extracted.chunks
             check_chunk_count(len(chunks), limits.max_chunks)

@@ -83,6 +83,7 @@ def ingestion_task_retry(*, user: User, task_id: uuid.UUID | str) -> IngestionTa
             lease_expires_at=None,
             available_at=timezone.now(),
             finished_at=None,
+            yielded_at=None,
             submitted_by=user,
             turn=next_turn(submitted_by_id=user.pk),
         )
