@@ -6,7 +6,7 @@
                  |     \\           |
                  |      '--cancel--+--cancel--> cancelled   (also from retry_wait)
                  |                 |
-                 '----release------+--backoff--> retry_wait --claim--> running
+                 +----release------+--backoff--> retry_wait --claim--> running
                  '---yield_turn----'
 
 `retry_wait` is claimable like `queued` once `available_at` has passed. A task whose

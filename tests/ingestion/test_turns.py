@@ -59,9 +59,7 @@ def note(knowledge_base, submit):
 def chunk_rows(task) -> list[tuple]:
     return [
         (c.ordinal, c.text, c.page, c.ocr_confidence, bytes(c.embedding))
-        for c in Chunk.objects.filter(document_id=task.document_id).order_by(
-            "ordinal"
-        )
+        for c in Chunk.objects.filter(document_id=task.document_id).order_by("ordinal")
     ]
 
 
@@ -101,9 +99,7 @@ def test_a_task_past_its_turn_yields_to_a_waiting_one_and_resumes(
     assert chunk_rows(heavy) == chunk_rows(reference) != []
 
 
-def test_a_task_alone_in_the_queue_keeps_its_worker(
-    knowledge_base, submit, run_worker
-):
+def test_a_task_alone_in_the_queue_keeps_its_worker(knowledge_base, submit, run_worker):
     heavy = scan(knowledge_base, submit)
 
     stats, _ = run_worker(turn_seconds=0.001)
