@@ -22,16 +22,18 @@ KILL_AT = 3  # the victim is killed once its progress shows this many pages read
 TEXTS = [f"Page {n} says the rent is {n * 100} euros" for n in range(1, PAGES + 1)]
 
 
-def scan_task(knowledge_base) -> IngestionTask:
-    return IngestionTaskFactory(
-        document=DocumentFactory(
-            knowledge_base=knowledge_base,
-            processing=True,
-            filename="scan.pdf",
-            content_type="application/pdf",
-            content=scanned_pdf(*TEXTS),
-        )
+def scan_document(knowledge_base, **traits):
+    return DocumentFactory(
+        knowledge_base=knowledge_base,
+        filename="scan.pdf",
+        content_type="application/pdf",
+        content=scanned_pdf(*TEXTS),
+        **traits,
     )
+
+
+def scan_task(knowledge_base) -> IngestionTask:
+    return IngestionTaskFactory(document=scan_document(knowledge_base, processing=True))
 
 
 def row(task) -> IngestionTask:
@@ -149,3 +151,57 @@ def test_a_task_failing_in_indexing_is_retried_without_parsing_again(
     assert done.attempt == 2
     assert log.read_text().splitlines() == ["pdf"]
     assert "Page 8 says" in chunks_of(task.document_id)[-1][1]
+
+
+LIGHT_WITHIN = 8.0  # seconds from submission to success, two scans running (CI)
+
+
+def test_with_one_worker_small_files_pass_long_scans(
+    knowledge_base, process_env, editor, member
+):
+    """The issue's check scaled down (three 30-page scans and 20 Markdown files
+    within 15 s each, 20 s turns: bench/turns.py): two 8-page scans, then three
+    Markdown files from someone else, 1 s turns."""
+    from ingestion import services
+
+    writer = member("editor", username="wendy")
+    scans = [
+        services.document_submit(user=editor, document_id=document.pk)
+        for document in [scan_document(knowledge_base) for _ in range(2)]
+    ]
+    worker = Process(
+        process_env,
+        "run_ingestion_worker",
+        "--loop",
+        "--poll-interval",
+        "0.2",
+        "--worker-id",
+        "turns",
+        INGESTION_TURN_SECONDS="1",
+        INGESTION_PARSE_PROCESSES="1",
+    )
+    waits = []
+    try:
+        wait_until(lambda: row(scans[0]).completed >= 1, timeout=60)
+        for _ in range(3):
+            document = DocumentFactory(
+                knowledge_base=knowledge_base, content=b"# Note\n\nShort.\n"
+            )
+            task = services.document_submit(user=writer, document_id=document.pk)
+            wait_until(lambda: row(task).status == "succeeded", timeout=30)  # noqa: B023
+            done = row(task)
+            waits.append((done.finished_at - done.created_at).total_seconds())
+        assert row(scans[0]).status != "succeeded" or row(scans[1]).status != (
+            "succeeded"
+        ), "the scans were over before the small files came"
+        wait_until(
+            lambda: all(row(scan).status == "succeeded" for scan in scans),
+            timeout=90,
+        )
+    finally:
+        worker.signal(signal.SIGTERM)
+        assert worker.stop() == 0, worker.stderr
+
+    assert max(waits) <= LIGHT_WITHIN, waits
+    assert any(line.startswith("yielded task=") for line in worker.lines)
+    assert {row(scan).attempt for scan in scans} == {1}
