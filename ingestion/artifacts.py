@@ -102,9 +102,9 @@ def artifact_read(name: str) -> object | None:
         return None
 
 
-def artifact_write(name: str, value: object) -> None:
-    """Store `value` (msgpack data) under `name`; a failure is logged, not raised:
-    without its artifact a stage only runs again."""
+def artifact_write(name: str, value: object) -> bool:
+    """Store `value` (msgpack data) under `name`; whether it was stored. A failure
+    is logged, not raised: without its artifact a stage only runs again."""
     try:
         payload = msgpack.packb(value, use_bin_type=True)
         data = msgpack.packb(
@@ -118,6 +118,8 @@ def artifact_write(name: str, value: object) -> None:
             default_storage.delete(saved)
     except Exception as error:
         logger.warning("artifact not written name=%s (%s)", name, type(error).__name__)
+        return False
+    return True
 
 
 def artifacts_delete(*, document_id: uuid.UUID | str) -> int:
@@ -136,9 +138,20 @@ def artifacts_delete(*, document_id: uuid.UUID | str) -> int:
     return deleted
 
 
+def artifacts_discard(*, document_id: uuid.UUID | str) -> None:
+    """`artifacts_delete` for callers that must not fail on it (after a commit, or
+    a success): a failure is logged, and pruning finds what is left."""
+    try:
+        artifacts_delete(document_id=document_id)
+    except Exception as error:
+        logger.warning(
+            "artifacts not deleted document=%s (%s)", document_id, type(error).__name__
+        )
+
+
 def document_deleted(sender: type, instance: Document, **kwargs: object) -> None:
     """`post_delete` of a document: its artifacts go once the deletion commits."""
-    transaction.on_commit(partial(artifacts_delete, document_id=instance.pk))
+    transaction.on_commit(partial(artifacts_discard, document_id=instance.pk))
 
 
 def orphan_artifacts_prune() -> int:

@@ -17,7 +17,6 @@ setting never reads an older one's; storage, checks and deletion are in
 from __future__ import annotations
 
 import hashlib
-import logging
 from dataclasses import asdict
 from functools import cache
 from importlib import metadata
@@ -33,15 +32,13 @@ from .artifacts import (
     artifact_pages,
     artifact_read,
     artifact_write,
-    artifacts_delete,
+    artifacts_discard,
 )
 from .blocks import Block, ParseLimits
 from .chunking import Chunk
 from .ocr import DEFAULT_DPI
 from .ocr.engine import MODEL_FILES
 from .sandbox import Extracted
-
-logger = logging.getLogger(__name__)
 
 APP = Path(__file__).resolve().parent
 # The code whose output a parse artifact holds; any change to it is a new parser.
@@ -81,8 +78,11 @@ class Checkpoints:
                 continue
         return pages
 
-    def save_ocr_page(self, number: int, blocks: list[Block]) -> None:
-        artifact_write(self._ocr_name(number), [block.to_wire() for block in blocks])
+    def save_ocr_page(self, number: int, blocks: list[Block]) -> bool:
+        """Keep one page read by OCR; whether it was kept."""
+        return artifact_write(
+            self._ocr_name(number), [block.to_wire() for block in blocks]
+        )
 
     def parsed(self) -> Extracted | None:
         value = artifact_read(artifact_name(self.document_id, "parse", self._parse_key))
@@ -123,14 +123,7 @@ class Checkpoints:
 
     def discard(self) -> None:
         """The task is done with them (succeeded): its chunks hold the result."""
-        try:
-            artifacts_delete(document_id=self.document_id)
-        except Exception as error:  # prune_ingestion_tasks finds them later
-            logger.warning(
-                "artifacts not deleted document=%s (%s)",
-                self.document_id,
-                type(error).__name__,
-            )
+        artifacts_discard(document_id=self.document_id)
 
     def _ocr_name(self, number: int) -> str:
         return artifact_name(self.document_id, "ocr", self._ocr_key, page=number)

@@ -37,7 +37,7 @@ from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
 
 from . import claims
-from .artifacts import artifacts_delete
+from .artifacts import artifacts_discard
 from .blocks import (
     FileTooLarge,
     OcrTimeout,
@@ -322,8 +322,8 @@ class IngestionPipeline:
         self, checkpoints: Checkpoints, number: int, blocks: list
     ) -> None:
         # Told before the page's progress: kept by then.
-        checkpoints.save_ocr_page(number, blocks)
-        self._pages_kept += 1
+        if checkpoints.save_ocr_page(number, blocks):
+            self._pages_kept += 1
 
     def _parsed(self) -> None:
         """The parse stage complete (or found done by an earlier attempt), unless
@@ -361,7 +361,7 @@ class IngestionPipeline:
     def load_document(self) -> Document:
         document = Document.objects.filter(pk=self.claim.document_id).first()
         if document is None:
-            artifacts_delete(document_id=self.claim.document_id)
+            artifacts_discard(document_id=self.claim.document_id)
             raise IngestionFailure(
                 ErrorCode.DOCUMENT_NOT_FOUND, "The document of this task is gone."
             )

@@ -21,7 +21,7 @@ from documents.selectors import member_document, require_role
 from documents.transitions import transition_document, transition_documents
 from retrieval.services import chunks_discard
 
-from .artifacts import artifacts_delete
+from .artifacts import artifacts_discard
 from .enqueue import announce_queued, next_turn
 from .models import IngestionTask, TaskStage
 from .selectors import visible_task
@@ -58,7 +58,7 @@ def ingestion_task_cancel(*, user: User, task_id: uuid.UUID | str) -> IngestionT
         # A running worker may have written chunks already; none may outlive this.
         chunks_discard(document_id=task.document_id)
         # Nor its stage outputs (one written after this is pruned as an orphan).
-        transaction.on_commit(partial(artifacts_delete, document_id=task.document_id))
+        transaction.on_commit(partial(artifacts_discard, document_id=task.document_id))
     logger.info("ingestion task cancelled task=%s by=%s", task.pk, user.username)
     return cancelled
 

@@ -34,7 +34,7 @@ def kept_pages(monkeypatch):
 
     def counting(self, number, blocks):
         pages.append(number)
-        return save(self, number, blocks)
+        return save(self, number, blocks)  # whether it was kept
 
     monkeypatch.setattr(Checkpoints, "save_ocr_page", counting)
     return pages
@@ -106,3 +106,18 @@ def test_a_task_alone_in_the_queue_keeps_its_worker(knowledge_base, submit, run_
 
     assert stats.outcomes == {str(heavy.pk): Outcome.SUCCEEDED}
     assert stats.yielded == 0
+
+
+def test_a_task_whose_pages_cannot_be_kept_does_not_yield(
+    knowledge_base, submit, run_worker, monkeypatch
+):
+    """A turn gives up the worker only once it has kept a new page: otherwise the
+    next turn would start over, and the task might never finish."""
+    monkeypatch.setattr(Checkpoints, "save_ocr_page", lambda self, n, blocks: False)
+    heavy = scan(knowledge_base, submit)
+    light = note(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=0.001)
+
+    assert list(stats.outcomes) == [str(heavy.pk), str(light.pk)]
+    assert set(stats.outcomes.values()) == {Outcome.SUCCEEDED}
