@@ -186,18 +186,24 @@ def main() -> None:
     print(summary)
     if not options.no_write:
         turns = " ".join(f"{t:g}" for t in options.turns)
+        command = (
+            f"python bench/turns.py --scans {options.scans} --pages {options.pages}"
+            f" --lines {options.lines} --notes {options.notes} --turns {turns}"
+        )
         write_section(
             "turns",
             "Small documents behind long scans (turns)",
             f"""
-`python bench/turns.py --scans {options.scans} --pages {options.pages} --lines
-{options.lines} --notes {options.notes} --turns {turns}`: one
-`run_ingestion_worker --loop` (2 parser processes, hashing embedder), SQLite
-unless `--database-url`. One editor submits the scans (image-only pages, each read
-by OCR); once the worker has started the first, {options.notes} other editors
+    {command}
+
+One `run_ingestion_worker --loop` (2 parser processes, hashing embedder), SQLite
+unless `--database-url`. One editor submits the scans (image-only A4 pages, each
+read by OCR); once the worker has started the first, {options.notes} other editors
 submit one small Markdown file each. Waits are from each Markdown file's
 submission; drain is from the first submission to the last success. Row 1: no
-yielding (before issue 35), then turns.
+yielding (before issue 35), then turns. Each turn costs the scan a restart of its
+parser processes, which load the OCR engine again (about a second each): the
+price of short turns in the drain time.
 """,
             f"{table}\n\n{summary}",
         )
