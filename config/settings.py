@@ -388,6 +388,9 @@ INGESTION_BACKOFF_CAP_SECONDS = env.float(
 INGESTION_SHUTDOWN_GRACE_SECONDS = env.float(
     "INGESTION_SHUTDOWN_GRACE_SECONDS", default=30.0
 )
+# A task that has run this long while others wait gives its worker up at its next
+# page or batch and waits for its next turn, resuming from its checkpoints (0: never).
+INGESTION_TURN_SECONDS = env.float("INGESTION_TURN_SECONDS", default=20.0)
 INGESTION_PARSE_TIMEOUT_SECONDS = env.float(
     "INGESTION_PARSE_TIMEOUT_SECONDS", default=120.0
 )

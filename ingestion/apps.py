@@ -8,8 +8,17 @@ class IngestionConfig(AppConfig):
     verbose_name = "Ingestion"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_delete
+
+        from documents.models import Document
+
         from . import checks  # noqa: F401 - registers the system checks
+        from .artifacts import document_deleted
         from .health import OCR_HINT, ocr_check
+
+        post_delete.connect(
+            document_deleted, sender=Document, dispatch_uid="ingestion-artifacts"
+        )
 
         readiness.register(
             "ocr", ocr_check, required=False, hints={"unavailable": OCR_HINT}

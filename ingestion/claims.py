@@ -352,6 +352,37 @@ def ingestion_task_fail(claim: TaskClaim, *, error_code: str, detail: str) -> bo
     return True
 
 
+def ingestion_tasks_waiting(*, besides: uuid.UUID) -> bool:
+    """Whether a task other than `besides` could be claimed now."""
+    return IngestionTask.objects.claimable().exclude(pk=besides).exists()
+
+
+def ingestion_task_yield(claim: TaskClaim) -> bool:
+    """Back to the queue at a checkpoint, its turn over (`yield_turn`): stage and
+    progress as last reported, the lease given up, a new turn taken behind the
+    tasks waiting.
+
+    No attempt is charged: a long scan takes many turns, and the attempts that
+    INGESTION_MAX_ATTEMPTS bounds are the runs that failed or were lost.
+    """
+    with transaction.atomic():
+        moved = transition_tasks(
+            _held(claim),
+            "yield_turn",
+            attempt=F("attempt") - 1,
+            worker_id=None,
+            claim_token=None,
+            lease_expires_at=None,
+            available_at=timezone.now(),
+            yielded_at=timezone.now(),
+            turn=next_turn(submitted_by_id=claim.submitted_by_id),
+        )
+        if not moved:
+            return False
+        announce_queued(task_id=claim.task_id, document_id=claim.document_id)
+    return True
+
+
 def ingestion_task_release(claim: TaskClaim) -> bool:
     """Give the task back to the queue unfinished (worker shutdown).
 
@@ -370,6 +401,7 @@ def ingestion_task_release(claim: TaskClaim) -> bool:
             lease_expires_at=None,
             started_at=None,
             available_at=timezone.now(),
+            yielded_at=None,
             turn=next_turn(submitted_by_id=claim.submitted_by_id),
         )
         if not released:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.db.models import Exists, Model, OuterRef, QuerySet
 from django.utils import timezone
 
+from .artifacts import orphan_artifacts_prune
 from .models import FINISHED_STATUSES, IngestionTask, OutboxEvent
 
 
@@ -15,10 +16,13 @@ from .models import FINISHED_STATUSES, IngestionTask, OutboxEvent
 class PruneResult:
     tasks: int
     events: int
+    artifacts: int = 0
 
 
 def ingestion_history_prune(*, older_than: timedelta, batch: int = 1000) -> PruneResult:
-    """Delete finished tasks and delivered outbox events older than `older_than`.
+    """Delete finished tasks and delivered outbox events older than `older_than`,
+    and the stage outputs no task can resume from (`artifacts.py`), whatever
+    their age.
 
     The latest task of each document stays, whatever its age: it is the
     document's current ingestion state.
@@ -36,6 +40,7 @@ def ingestion_history_prune(*, older_than: timedelta, batch: int = 1000) -> Prun
     return PruneResult(
         tasks=_delete_in_batches(old_tasks, batch),
         events=_delete_in_batches(old_events, batch),
+        artifacts=orphan_artifacts_prune(),
     )
 
 

@@ -161,6 +161,10 @@ class IngestionTask(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When a worker last gave it back at a checkpoint for other tasks' turns
+    # (`yield_turn`): queued with it set is "waiting for its next turn". Cleared
+    # by release and retry, which start it afresh.
+    yielded_at = models.DateTimeField(null=True, blank=True)
 
     objects = IngestionTaskQuerySet.as_manager()
 
@@ -183,6 +187,11 @@ class IngestionTask(models.Model):
 
     def __str__(self) -> str:
         return f"task {self.pk} ({self.status})"
+
+    @property
+    def waiting_for_turn(self) -> bool:
+        """Queued again after its turn was over, progress kept (`yield_turn`)."""
+        return self.status == TaskStatus.QUEUED and self.yielded_at is not None
 
     @property
     def progress_percent(self) -> int:

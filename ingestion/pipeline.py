@@ -4,12 +4,15 @@ The pipeline reports progress through `ingestion.claims`, whose writes are all
 guarded by the claim; when one of them finds the task gone it raises `TaskLost`
 and the pipeline stops without touching anything else. Before each report, and
 while it waits for the parser, it calls `interrupt()`, through which the worker
-stops it early (lease lost, shutdown grace over). Parsing runs in the worker's
-parser processes (`sandbox.py`), bounded in time, memory, pages, DOCX size and
-the text and chunks one document may produce; so do chunking and, when the
-embedder is `portable` (the local ones), embedding, a batch at a time with its
-progress reported, except for PDFs, whose pages the worker gathers before chunking
-and embedding them.
+stops it early (lease lost, shutdown grace over); after each page read, once a
+page read by OCR has been kept (`checkpoints.py`), it also calls `turn_over()`,
+which raises when the task should yield its worker to others: every turn keeps
+at least one new page, so a task that yields always finishes. Parsing runs in
+the worker's parser processes (`sandbox.py`), bounded in time, memory, pages,
+DOCX size and the text and chunks one document may produce; so do chunking and,
+when the embedder is `portable` (the local ones), embedding, a batch at a time
+with its progress reported, except for PDFs, whose pages the worker gathers
+before chunking and embedding them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from django.conf import settings
@@ -33,6 +37,7 @@ from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
 
 from . import claims
+from .artifacts import artifacts_discard
 from .blocks import (
     FileTooLarge,
     OcrTimeout,
@@ -46,6 +51,7 @@ from .blocks import (
     check_chunk_count,
     check_text_length,
 )
+from .checkpoints import Checkpoints
 from .claims import TaskClaim, TaskLost
 from .models import ErrorCode, TaskStage
 from .sandbox import (
@@ -180,11 +186,13 @@ class IngestionPipeline:
         on_progress: ProgressCallback | None = None,
         *,
         interrupt: Callable[[], None] = lambda: None,
+        turn_over: Callable[[], None] = lambda: None,
         sandbox: ParseSandbox | None = None,
     ):
         self.claim = claim
         self.on_progress = on_progress or (lambda stage, done, total: None)
         self.interrupt = interrupt
+        self.turn_over = turn_over
         self.sandbox = sandbox or shared_sandbox()
         configure_parsers()
         self.embedder = get_embedder()
@@ -195,6 +203,7 @@ class IngestionPipeline:
         self._last_progress_write = time.monotonic()
         self._pending_progress: tuple[str, int, int] | None = None
         self._pages = 1  # what the parse stage counts: pages when it hears of them
+        self._pages_kept = 0  # pages read by OCR in this run and kept
         self._stage: str | None = None
         self._stage_started = 0.0
         self._stage_seconds: dict[str, float] = {}
@@ -214,18 +223,22 @@ class IngestionPipeline:
     def _run_stages(self) -> int:
         self.report(TaskStage.DOWNLOAD, 0, 1)
         document = self.load_document()
-        data = self.download(document)
-        self.report(TaskStage.DOWNLOAD, 1, 1)
-
-        self.report(TaskStage.PARSE, 0, 1)
-        extracted = self.parse(document, data)
+        checkpoints = Checkpoints(document, parse_limits(), self.embedder)
+        # An earlier attempt's parse (it failed later, or was killed) is reused.
+        extracted = checkpoints.parsed() or self.download_and_parse(
+            document, checkpoints
+        )
         chunks = extracted.chunks
         self._parsed()
 
-        if extracted.vectors is None:
+        # Made by the parser processes beside the parse, or by an earlier attempt.
+        vectors = extracted.vectors
+        if vectors is None:
+            vectors = checkpoints.vectors(len(chunks))
+        if vectors is None:
             vectors = self.embed(chunks)
-        else:  # the parser processes embedded them beside the parse
-            vectors = extracted.vectors
+            checkpoints.save_vectors(vectors)
+        else:
             self.report(TaskStage.EMBEDDING, len(chunks), len(chunks))
         self.embed_sentences(chunks)
 
@@ -251,7 +264,21 @@ class IngestionPipeline:
             stage_seconds=dict(self._stage_seconds),
         )
         self._stage_finished()
+        checkpoints.discard()
         return len(chunks)
+
+    def download_and_parse(
+        self, document: Document, checkpoints: Checkpoints
+    ) -> Extracted:
+        """The download and parse stages, their output kept for a later attempt."""
+        data = self.download(document)
+        self.report(TaskStage.DOWNLOAD, 1, 1)
+        self.report(TaskStage.PARSE, 0, 1)
+        extracted = self.parse(document, data, checkpoints)
+        checkpoints.save_parsed(extracted)
+        if extracted.vectors is not None:
+            checkpoints.save_vectors(extracted.vectors)
+        return extracted
 
     def report(self, stage: str, completed: int, total: int) -> None:
         """Check for interruption and note progress, written when it is due.
@@ -288,11 +315,20 @@ class IngestionPipeline:
         # A PDF's parse shows its pages (a 30-page scan must show it is moving).
         self._pages = total
         self.report(TaskStage.PARSE, done, total)
+        if self._pages_kept:
+            self.turn_over()  # the progress just noted is written as it stops
+
+    def _ocr_page_read(
+        self, checkpoints: Checkpoints, number: int, blocks: list
+    ) -> None:
+        # Told before the page's progress: kept by then.
+        if checkpoints.save_ocr_page(number, blocks):
+            self._pages_kept += 1
 
     def _parsed(self) -> None:
-        """The parse stage complete, unless the parsers' first embedded batch
-        already moved on to the next."""
-        if self._stage == TaskStage.PARSE:
+        """The parse stage complete (or found done by an earlier attempt), unless
+        the parsers' first embedded batch already moved on to the next."""
+        if self._stage in (TaskStage.DOWNLOAD, TaskStage.PARSE):
             self.report(TaskStage.PARSE, self._pages, self._pages)
 
     def _chunks_embedded(self, done: int, total: int) -> None:
@@ -325,6 +361,7 @@ class IngestionPipeline:
     def load_document(self) -> Document:
         document = Document.objects.filter(pk=self.claim.document_id).first()
         if document is None:
+            artifacts_discard(document_id=self.claim.document_id)
             raise IngestionFailure(
                 ErrorCode.DOCUMENT_NOT_FOUND, "The document of this task is gone."
             )
@@ -341,11 +378,15 @@ class IngestionPipeline:
                 f"({type(error).__name__}).",
             ) from error
 
-    def parse(self, document: Document, data: bytes) -> Extracted:
+    def parse(
+        self, document: Document, data: bytes, checkpoints: Checkpoints
+    ) -> Extracted:
         """Chunks, and their vectors when the embedder can run in the parsers.
 
         The parsers refuse more text or chunks than one document may produce as
         they go; the whole, joined from several parsers' shares, is checked here.
+        Pages an earlier attempt read by OCR are not read again; each page read
+        by OCR now is kept as it comes.
         """
         limits = parse_limits()
         kind = kind_for_content_type(document.content_type)
@@ -365,6 +406,8 @@ class IngestionPipeline:
                 embed_timeout=settings.INGESTION_EMBED_TIMEOUT_SECONDS,
                 progress=self._pages_read,
                 embedded=self._chunks_embedded,
+                known_ocr=checkpoints.ocr_pages(),
+                ocr_read=partial(self._ocr_page_read, checkpoints),
             )
             chunks = extracted.chunks
             check_chunk_count(len(chunks), limits.max_chunks)

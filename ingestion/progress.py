@@ -20,6 +20,7 @@ def progress_payload(task: IngestionTask) -> dict:
         "percent": task.progress_percent,
         "active": task.status in ACTIVE_STATUSES,
         "error": describe(task.error_code),
+        "status_text": status_text(task),
     }
 
 
@@ -35,11 +36,16 @@ def progress_html(task: IngestionTask) -> str:
         "true" if task.status in ACTIVE_STATUSES else "false",
         task.progress_percent,
         task.progress_percent,
-        task.status,
+        status_text(task),
         task.stage,
         task.completed,
         task.total,
     )
+
+
+def status_text(task: IngestionTask) -> str:
+    # A yielded task is queued with its progress kept: say why it is not moving.
+    return "waiting for its next turn" if task.waiting_for_turn else task.status
 
 
 def failure_html(code: str | None) -> str:

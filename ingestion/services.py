@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from functools import partial
 from typing import TYPE_CHECKING
 
 from django.db import transaction
@@ -20,6 +21,7 @@ from documents.selectors import member_document, require_role
 from documents.transitions import transition_document, transition_documents
 from retrieval.services import chunks_discard
 
+from .artifacts import artifacts_discard
 from .enqueue import announce_queued, next_turn
 from .models import IngestionTask, TaskStage
 from .selectors import visible_task
@@ -55,6 +57,8 @@ def ingestion_task_cancel(*, user: User, task_id: uuid.UUID | str) -> IngestionT
         transition_documents(Document.objects.filter(pk=task.document_id), "cancel")
         # A running worker may have written chunks already; none may outlive this.
         chunks_discard(document_id=task.document_id)
+        # Nor its stage outputs (one written after this is pruned as an orphan).
+        transaction.on_commit(partial(artifacts_discard, document_id=task.document_id))
     logger.info("ingestion task cancelled task=%s by=%s", task.pk, user.username)
     return cancelled
 
@@ -79,6 +83,7 @@ def ingestion_task_retry(*, user: User, task_id: uuid.UUID | str) -> IngestionTa
             lease_expires_at=None,
             available_at=timezone.now(),
             finished_at=None,
+            yielded_at=None,
             submitted_by=user,
             turn=next_turn(submitted_by_id=user.pk),
         )

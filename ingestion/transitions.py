@@ -6,11 +6,14 @@
                  |     \\           |
                  |      '--cancel--+--cancel--> cancelled   (also from retry_wait)
                  |                 |
-                 '----release------+--backoff--> retry_wait --claim--> running
+                 +----release------+--backoff--> retry_wait --claim--> running
+                 '---yield_turn----'
 
 `retry_wait` is claimable like `queued` once `available_at` has passed. A task whose
 lease expired is reclaimed with `backoff` (or `fail` once its attempts are spent), a
-worker shutting down gives its task back with `release`. Every
+worker shutting down gives its task back with `release`, one whose turn is over
+(INGESTION_TURN_SECONDS while others wait) with `yield_turn`, which keeps its stage
+and progress: its next run resumes from its checkpoints. Every
 status change goes through `TASK_TRANSITIONS` as one conditional update; a
 worker's own moves are further filtered by its `claim_token`, so a worker that
 lost its task (cancelled, or reclaimed after its lease expired) changes nothing.
@@ -40,6 +43,7 @@ TASK_TRANSITIONS: dict[str, Transition] = table(
     fail=({RUNNING}, FAILED),
     backoff=({RUNNING}, RETRY_WAIT),
     release=({RUNNING}, QUEUED),
+    yield_turn=({RUNNING}, QUEUED),
     cancel=({QUEUED, RUNNING, RETRY_WAIT}, CANCELLED),
     retry=({FAILED}, QUEUED),
 )

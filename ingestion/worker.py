@@ -9,6 +9,11 @@
         record success, a retry with backoff (transient) or a stable error code
     the database went away (--loop) -> log, back off, reconnect, go on
 
+Turns: a task that has run for INGESTION_TURN_SECONDS while other tasks wait is
+given back at its next kept page (`yield_turn`, `claims.ingestion_task_yield`),
+and the worker claims the next in fair order; the task resumes later from its
+checkpoints.
+
 Stopping: the first SIGTERM/SIGINT stops claiming; the current task may finish
 within the grace period, after which (or at a second signal) it is released back
 to `queued` at the pipeline's next checkpoint, uncharged.
@@ -27,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -54,6 +60,14 @@ class ReleaseRequested(Exception):
     """Shutdown: give the current task back instead of finishing it."""
 
 
+class YieldRequested(Exception):
+    """The task's turn is over and others wait: give it back at this checkpoint."""
+
+
+# How often a task past its turn asks whether others wait (one small query).
+WAITING_CHECK_SECONDS = 1.0
+
+
 class Outcome(StrEnum):
     """How one claimed task ended for this worker (logged as `outcome=`)."""
 
@@ -63,6 +77,8 @@ class Outcome(StrEnum):
     FAILED = "failed"
     RELEASED = "released"
     """Shutdown: back in the queue, no attempt charged."""
+    YIELDED = "yielded"
+    """Its turn was over: back in the queue at its stage, no attempt charged."""
     LOST = "lost"
     """Cancelled or taken over; nothing of this run kept."""
 
@@ -75,6 +91,7 @@ class WorkerStats:
     failed: int = 0
     retried: int = 0
     released: int = 0
+    yielded: int = 0
     lost: int = 0
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
@@ -89,6 +106,7 @@ class Worker:
         poll_interval: float = 1.0,
         waiter: Waiter | None = None,
         grace_seconds: float | None = None,
+        turn_seconds: float | None = None,
         reconnect_delays: tuple[float, float] = (1.0, 30.0),
         write: Callable[[str], None] = print,
     ) -> None:
@@ -101,6 +119,9 @@ class Worker:
             settings.INGESTION_SHUTDOWN_GRACE_SECONDS
             if grace_seconds is None
             else grace_seconds
+        )
+        self.turn_seconds = (
+            settings.INGESTION_TURN_SECONDS if turn_seconds is None else turn_seconds
         )
         self.write = write
         self.outage = DatabaseOutage(
@@ -279,11 +300,25 @@ class Worker:
         if self._release_at is not None and time.monotonic() >= self._release_at:
             raise ReleaseRequested
 
+    def _turn_over(self, claim: TaskClaim, started: float, asked: list[float]) -> None:
+        """Raise YieldRequested once the task has had its turn and others wait
+        (asked at most every WAITING_CHECK_SECONDS; `asked` holds the last time)."""
+        now = time.monotonic()
+        if not self.turn_seconds or now - started < self.turn_seconds:
+            return
+        if asked and now - asked[0] < WAITING_CHECK_SECONDS:
+            return
+        asked[:] = [now]
+        if claims.ingestion_tasks_waiting(besides=claim.task_id):
+            raise YieldRequested
+
     def _run_pipeline(self, claim: TaskClaim, lost: threading.Event) -> Outcome:
+        started = time.monotonic()
         pipeline = IngestionPipeline(
             claim,
             on_progress=self._print_progress,
             interrupt=lambda: self._checkpoint(claim, lost),
+            turn_over=partial(self._turn_over, claim, started, []),
         )
         try:
             chunk_count = pipeline.run()
@@ -291,6 +326,8 @@ class Worker:
             return self._lost(claim, "(cancelled or taken over; nothing of it kept)")
         except ReleaseRequested:
             return self._release(claim)
+        except YieldRequested:
+            return self._yield(claim)
         except IngestionFailure as failure:
             return self._fail(claim, failure.error_code, failure.detail)
         except CONNECTION_ERRORS as error:
@@ -357,6 +394,20 @@ class Worker:
             "(shutdown; back in the queue, no attempt charged)"
         )
         return Outcome.RELEASED
+
+    def _yield(self, claim: TaskClaim) -> Outcome:
+        try:
+            moved = claims.ingestion_task_yield(claim)
+        except CONNECTION_ERRORS as error:
+            return self._lost(claim, f"(could not yield: {type(error).__name__})")
+        if not moved:
+            return self._lost(claim, "")
+        self.stats.yielded += 1
+        self.write(
+            f"yielded task={claim.task_id} worker={self.worker_id} "
+            "(its turn is over; back in the queue, resumes from its checkpoints)"
+        )
+        return Outcome.YIELDED
 
     def _lost(self, claim: TaskClaim, why: str) -> Outcome:
         self.stats.lost += 1

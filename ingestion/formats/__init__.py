@@ -19,7 +19,7 @@ and `TextTooLarge` for more text than one document may produce.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from ..blocks import Block, ParseError, ParseLimits, check_text_length, gc_paused
@@ -47,6 +47,8 @@ def parse_document(
     retain: list | None = None,
     progress: Callable[[int, int], None] | None = None,
     more_time: Callable[[float], None] | None = None,
+    known_ocr: Mapping[int, list[Block]] | None = None,
+    ocr_read: Callable[[int, list[Block]], None] | None = None,
 ) -> list[Block]:
     """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes.
 
@@ -55,7 +57,8 @@ def parse_document(
     body, cut at headings. Other kinds are read whole. A DOCX's XML tree is
     appended to `retain`, if given, for the caller to free when it suits it.
     `progress(done, total)` hears of each page of this shard read (PDF, images);
-    `more_time(seconds)` of a slow page about to be read (OCR). Text beyond
+    `more_time(seconds)` of a slow page about to be read (OCR); `known_ocr` and
+    `ocr_read` carry OCR'd pages between attempts (`ParseRequest`). Text beyond
     `max_text_chars` raises TextTooLarge here, before it is chunked.
     """
     parser = PARSERS.get(kind)
@@ -66,6 +69,10 @@ def parse_document(
         request = replace(request, progress=progress)
     if more_time is not None:
         request = replace(request, more_time=more_time)
+    if known_ocr:
+        request = replace(request, known_ocr=known_ocr)
+    if ocr_read is not None:
+        request = replace(request, ocr_read=ocr_read)
     try:
         with gc_paused():
             blocks = parser(data, request)

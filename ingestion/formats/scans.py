@@ -52,6 +52,9 @@ class ScannedPages:
                 f"more than {limits.max_ocr_pages} scanned pages, the OCR limit"
             )
         self.read += 1
+        known = self._request.known_ocr.get(number)
+        if known is not None:  # read by an earlier attempt (a checkpoint)
+            return list(known)
         if limits.ocr_page_seconds:
             self._request.more_time(limits.ocr_page_seconds)
         scanned = ocr.ocr_image(
@@ -59,10 +62,12 @@ class ScannedPages:
             languages=limits.ocr_languages,
             time_limit=limits.ocr_page_seconds,
         )
-        return [
+        blocks = [
             Block(text=paragraph, page=number, ocr_confidence=scanned.confidence)
             for paragraph in scanned.paragraphs
         ]
+        self._request.ocr_read(number, blocks)
+        return blocks
 
     def check_nothing_lost(self, blocks: list[Block]) -> None:
         """A document that is all scans cannot pass as empty while OCR is off."""

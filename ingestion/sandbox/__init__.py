@@ -241,11 +241,29 @@ class ParseSandbox:
         interrupt: Callable[[], None] = lambda: None,
         processes: int = 1,
         progress: Callable[[int, int], None] = lambda done, total: None,
+        known_ocr: dict[int, list[Block]] | None = None,
+        ocr_read: Callable[[int, list[Block]], None] = lambda number, blocks: None,
     ) -> list[Block]:
-        """Blocks of the document, or ParseError (ParseTimeout, FileTooLarge, ...)."""
+        """Blocks of the document, or ParseError (ParseTimeout, FileTooLarge, ...).
+
+        `known_ocr` (page number -> blocks) are pages an earlier attempt read by
+        OCR, not read again; `ocr_read(number, blocks)` hears each page read by
+        OCR now."""
         shards = _shard_count(kind, data, processes)
+        known_ocr = known_ocr or {}
         requests = [
-            wire.Request("blocks", kind, data, limits, (i, shards))
+            wire.Request(
+                "blocks",
+                kind,
+                data,
+                limits,
+                (i, shards),
+                known_ocr={
+                    number: blocks
+                    for number, blocks in known_ocr.items()
+                    if (number - 1) % shards == i  # the pages of shard i
+                },
+            )
             for i in range(shards)
         ]
         parts = self._run(
@@ -254,6 +272,7 @@ class ParseSandbox:
             memory_bytes=memory_bytes,
             interrupt=interrupt,
             progress=progress,
+            ocr_read=ocr_read,
         )
         if kind in PAGE_SHARDED_KINDS and shards > 1:
             # Each page comes from one shard, in order: a stable sort restores the file.
@@ -275,6 +294,8 @@ class ParseSandbox:
         embed_timeout: float = 120.0,
         progress: Callable[[int, int], None] = lambda done, total: None,
         embedded: Callable[[int, int], None] = lambda done, total: None,
+        known_ocr: dict[int, list[Block]] | None = None,
+        ocr_read: Callable[[int, list[Block]], None] = lambda number, blocks: None,
     ) -> Extracted:
         """Chunks of the document, and their vectors when `embedder` is given.
 
@@ -286,7 +307,8 @@ class ParseSandbox:
         the chunks embedded by all of them. The time limit is the parse's: a
         parser that has started embedding is held instead to `embed_timeout`
         seconds per batch (a semantic model embeds a few chunks a second, and a
-        document's chunks are bounded by `limits.max_chunks`).
+        document's chunks are bounded by `limits.max_chunks`). `known_ocr` and
+        `ocr_read` carry a PDF's OCR'd pages between attempts (`parse`).
         """
         if kind in PAGE_SHARDED_KINDS:
             blocks = self.parse(
@@ -298,6 +320,8 @@ class ParseSandbox:
                 interrupt=interrupt,
                 processes=processes,
                 progress=progress,
+                known_ocr=known_ocr,
+                ocr_read=ocr_read,
             )
             return Extracted(chunk_blocks(blocks, max_chunks=limits.max_chunks), None)
         shards = _shard_count(kind, data, processes)
@@ -337,6 +361,7 @@ class ParseSandbox:
         progress: Callable[[int, int], None],
         embedded: Callable[[int, int], None] = lambda done, total: None,
         embed_timeout: float = 0.0,
+        ocr_read: Callable[[int, list[Block]], None] = lambda number, blocks: None,
     ) -> list:
         """One request per parser, all at once; their answers in request order.
 
@@ -351,6 +376,7 @@ class ParseSandbox:
             progress=progress,
             embedded=embedded,
             embed_timeout=embed_timeout,
+            ocr_read=ocr_read,
         )
         try:
             for index, (parser, request) in enumerate(
@@ -387,6 +413,7 @@ class _Exchange:
         progress: Callable[[int, int], None],
         embedded: Callable[[int, int], None],
         embed_timeout: float,
+        ocr_read: Callable[[int, list[Block]], None],
     ) -> None:
         first = requests[0]
         embedder = first.embedder
@@ -395,6 +422,7 @@ class _Exchange:
         self.parsers = parsers
         self.timeout = timeout
         self.progress = progress
+        self.ocr_read = ocr_read
         self.read = {
             "operation": first.operation,
             "dimension": None if embedder is None else embedder.dimension,
@@ -433,6 +461,8 @@ class _Exchange:
             self._extend_deadline(index, reply.value)
         elif reply.kind == "progress":
             self._report_pages(index, reply.value)
+        elif reply.kind == "page":
+            self.ocr_read(*reply.value)
         elif reply.kind == "embedded":
             self._report_chunks(index, reply.value)
         else:

@@ -237,6 +237,7 @@ def _reply_to(conn: Channel, request: wire.Request, retained: list) -> bytes:
             progress=progress,
             more_time=more_time,
             embedded=embedded,
+            ocr_read=lambda number, blocks: conn.send(wire.encode_page(number, blocks)),
         )
         reply = wire.encode_result(request.operation, result)
         del result
@@ -276,6 +277,7 @@ def _answer(
     progress: Callable[[int, int], None],
     more_time: Callable[[float], None],
     embedded: Callable[[int, int], None],
+    ocr_read: Callable[[int, list], None],
 ):
     from ..formats import parse_document  # here only: the worker never needs it
 
@@ -287,6 +289,8 @@ def _answer(
         retain=retain,
         progress=progress,
         more_time=more_time,
+        known_ocr=request.known_ocr,
+        ocr_read=ocr_read,
     )
     if request.operation == "blocks":
         return blocks

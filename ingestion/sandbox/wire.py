@@ -8,8 +8,9 @@ built from it. Anything else is a `ReplyRejected` (a parse error: the file is th
 likeliest cause), and the parser that sent it is stopped.
 
     request   [operation, kind, data, limits, [index, count], embedder | nil,
-               embed_batch]
+               embed_batch, [[page, [block, ...]], ...]]
     replies   ["progress", done, total]       pages read so far
+              ["page", number, [block, ...]]  a page just read by OCR
               ["time", seconds]               wait longer (before an OCR page)
               ["embedded", done, total]       chunks embedded so far (0 first)
               ["ok", [block, ...]]            operation "blocks"
@@ -22,7 +23,10 @@ likeliest cause), and the parser that sent it is stopped.
 Vectors are little-endian float32 bytes, one row of the embedder's dimension per
 chunk, made `embed_batch` chunks at a time; terms, sent with them, are one
 `[terms, length, folds]` per chunk (`retrieval.terms`). The embedder travels the
-other way pickled: the parser trusts its worker.
+other way pickled: the parser trusts its worker. The request's last field holds
+the pages an earlier attempt read by OCR, used instead of reading them again; each
+page read by OCR now comes back in a "page" message before its "progress", for
+the worker to keep (`ingestion/checkpoints.py`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from __future__ import annotations
 import math
 import pickle
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import msgpack
@@ -70,6 +74,7 @@ class Request:
     shard: tuple[int, int]
     embedder: Embedder | None = None
     embed_batch: int = 32  # chunks per embed() call and per "embedded" report
+    known_ocr: dict[int, list[Block]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,13 +115,17 @@ def encode_request(request: Request) -> bytes:
             list(request.shard),
             embedder,
             request.embed_batch,
+            [
+                [number, [block.to_wire() for block in blocks]]
+                for number, blocks in request.known_ocr.items()
+            ],
         ]
     )
 
 
 def decode_request(data: bytes) -> Request:
     """In the parser: the worker's request (the embedder unpickled)."""
-    operation, kind, body, limits, shard, embedder, embed_batch = _unpack(data)
+    operation, kind, body, limits, shard, embedder, embed_batch, known = _unpack(data)
     limits["ocr_languages"] = tuple(limits["ocr_languages"])
     return Request(
         operation=operation,
@@ -126,6 +135,10 @@ def decode_request(data: bytes) -> Request:
         shard=tuple(shard),
         embedder=None if embedder is None else pickle.loads(embedder),  # noqa: S301
         embed_batch=max(1, int(embed_batch)),
+        known_ocr={
+            number: [Block.from_wire(block) for block in blocks]
+            for number, blocks in known
+        },
     )
 
 
@@ -179,7 +192,7 @@ def parse_error_classes() -> dict[str, type[ParseError]]:
 class Reply:
     """A checked message from a parser: `kind` and what it carries."""
 
-    kind: str  # progress, time, embedded, ok, error, memory, failed
+    kind: str  # progress, page, time, embedded, ok, error, memory, failed
     value: object = None
 
 
@@ -219,6 +232,20 @@ def _read_progress(message: list, **_: object) -> Reply:
     if wire_int(done) > wire_int(total):
         raise WireError("more pages read than there are")
     return Reply("progress", (done, total))
+
+
+def _read_page(message: list, *, limits: ParseLimits, **_: object) -> Reply:
+    _, number, blocks_data = wire_list(message, 3)
+    if wire_int(number, minimum=1) > (limits.max_pdf_pages or number):
+        raise WireError("a page number out of range")
+    if type(blocks_data) is not list or (
+        limits.max_blocks is not None and len(blocks_data) > limits.max_blocks
+    ):
+        raise WireError("expected a list of blocks")
+    blocks = [Block.from_wire(block) for block in blocks_data]
+    if any(block.page != number for block in blocks):
+        raise WireError("a block of another page")
+    return Reply("page", (number, blocks))
 
 
 def _read_embedded(message: list, *, limits: ParseLimits, **_: object) -> Reply:
@@ -279,6 +306,7 @@ def _read_failed(message: list, **_: object) -> Reply:
 
 _REPLY_READERS: dict[str, Callable[..., Reply]] = {
     "progress": _read_progress,
+    "page": _read_page,
     "time": _read_time,
     "embedded": _read_embedded,
     "ok": _read_ok,
@@ -336,6 +364,10 @@ def _chunk_terms(value: object, count: int) -> list[ChunkTerms]:
 
 def encode_progress(done: int, total: int) -> bytes:
     return pack(["progress", int(done), int(total)])
+
+
+def encode_page(number: int, blocks: list[Block]) -> bytes:
+    return pack(["page", int(number), [block.to_wire() for block in blocks]])
 
 
 def encode_embedded(done: int, total: int) -> bytes:

@@ -48,6 +48,7 @@ def test_progress_view_reports_visible_tasks_only(
                 "percent": 75,
                 "active": True,
                 "error": "",
+                "status_text": "running",
             }
         ]
     }

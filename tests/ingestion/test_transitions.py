@@ -16,6 +16,7 @@ EXPECTED = {
     ("running", "fail"): "failed",
     ("running", "backoff"): "retry_wait",
     ("running", "release"): "queued",
+    ("running", "yield_turn"): "queued",
     ("queued", "cancel"): "cancelled",
     ("running", "cancel"): "cancelled",
     ("retry_wait", "cancel"): "cancelled",

@@ -115,6 +115,14 @@ def _state(document: Document, task: IngestionTask | None, failure) -> str:
 
 
 def _processing(task: IngestionTask | None) -> str:
+    if task is not None and task.waiting_for_turn:
+        return _(
+            "Processing: waiting for its next turn (%(stage)s %(completed)s/%(total)s)"
+        ) % {
+            "stage": STAGE_NAMES.get(task.stage, task.stage),
+            "completed": task.completed,
+            "total": task.total,
+        }
     if task is None or task.status == TaskStatus.QUEUED:
         return _("Processing: waiting for a worker")
     values = {

@@ -12,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Delete finished ingestion tasks (succeeded, failed, cancelled) and "
         "delivered outbox events older than --older-than days. The latest task of "
-        "each document is always kept."
+        "each document is always kept. Stage outputs kept for a retry (artifacts) "
+        "go once no task of their document can resume from them."
     )
 
     def add_arguments(self, parser):
@@ -30,6 +31,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             self.style.SUCCESS(
-                f"pruned tasks={result.tasks} outbox_events={result.events}"
+                f"pruned tasks={result.tasks} outbox_events={result.events} "
+                f"artifacts={result.artifacts}"
             )
         )

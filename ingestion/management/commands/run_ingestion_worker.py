@@ -102,5 +102,6 @@ class Command(BaseCommand):
                 f"stopped worker={worker.worker_id} claimed={stats.claimed} "
                 f"succeeded={stats.succeeded} failed={stats.failed} "
                 f"retried={stats.retried} released={stats.released} "
+                f"yielded={stats.yielded} "
                 f"lost={stats.lost} missed={stats.missed}"
             )

@@ -9,7 +9,7 @@
     el.dataset.active = task.active ? "true" : "false";
     el.querySelector("progress").value = task.percent;
     el.querySelector("progress").title = task.percent + "%";
-    el.querySelector(".task-status").textContent = task.status;
+    el.querySelector(".task-status").textContent = task.status_text || task.status;
     el.querySelector(".task-stage").textContent =
       task.stage + " " + task.completed + "/" + task.total;
     if (task.error) { el.title = task.error; }

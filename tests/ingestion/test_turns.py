@@ -1,0 +1,123 @@
+"""Yielding (issue 35): a task that has had its turn while others wait goes back to
+the queue at its next kept page, keeps its stage and progress, shows "waiting for
+its next turn", and resumes from its checkpoints."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingestion.checkpoints import Checkpoints
+from ingestion.progress import progress_html, progress_payload
+from ingestion.worker import Outcome
+from retrieval.models import Chunk
+from tests.factories import DocumentFactory
+from tests.ingestion.test_ocr_ingestion import scanned_pdf
+from web.library.rows import row_for
+
+pytestmark = pytest.mark.django_db
+
+PAGES = 4
+TEXTS = [f"Page {n} says the rent is {n * 100} euros" for n in range(1, PAGES + 1)]
+
+
+@pytest.fixture(autouse=True)
+def _own_storage(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.INGESTION_PARSE_PROCESSES = 1  # pages in order, one at a time
+
+
+@pytest.fixture
+def kept_pages(monkeypatch):
+    """Every page kept by OCR, in order, across the worker's runs."""
+    pages: list[int] = []
+    save = Checkpoints.save_ocr_page
+
+    def counting(self, number, blocks):
+        pages.append(number)
+        return save(self, number, blocks)  # whether it was kept
+
+    monkeypatch.setattr(Checkpoints, "save_ocr_page", counting)
+    return pages
+
+
+def scan(knowledge_base, submit):
+    document = DocumentFactory(
+        knowledge_base=knowledge_base,
+        filename="scan.pdf",
+        content_type="application/pdf",
+        content=scanned_pdf(*TEXTS),
+    )
+    return submit(document)
+
+
+def note(knowledge_base, submit):
+    return submit(
+        DocumentFactory(knowledge_base=knowledge_base, content=b"# Note\n\nShort.\n")
+    )
+
+
+def chunk_rows(task) -> list[tuple]:
+    return [
+        (c.ordinal, c.text, c.page, c.ocr_confidence, bytes(c.embedding))
+        for c in Chunk.objects.filter(document_id=task.document_id).order_by("ordinal")
+    ]
+
+
+def test_a_task_past_its_turn_yields_to_a_waiting_one_and_resumes(
+    knowledge_base, submit, run_worker, kept_pages
+):
+    heavy = scan(knowledge_base, submit)
+    light = note(knowledge_base, submit)
+
+    stats, lines = run_worker(turn_seconds=0.001, max_tasks=1)
+    heavy.refresh_from_db()
+
+    assert stats.outcomes == {str(heavy.pk): Outcome.YIELDED}
+    assert (heavy.status, heavy.stage, heavy.total) == ("queued", "parse", PAGES)
+    assert 1 <= heavy.completed < PAGES
+    assert (heavy.attempt, heavy.worker_id, heavy.claim_token) == (0, None, None)
+    assert heavy.waiting_for_turn
+    assert "waiting for its next turn" in progress_html(heavy)
+    assert progress_payload(heavy)["status_text"] == "waiting for its next turn"
+    state = row_for(heavy.document, heavy).state
+    assert state == f"Processing: waiting for its next turn (parse {heavy.completed}/4)"
+    assert any(line.startswith(f"yielded task={heavy.pk}") for line in lines)
+
+    stats, _ = run_worker(turn_seconds=0.001)
+    heavy.refresh_from_db()
+    light.refresh_from_db()
+
+    # The waiting task went first; the scan then had the worker to itself.
+    assert list(stats.outcomes) == [str(light.pk), str(heavy.pk)]
+    assert (light.status, heavy.status) == ("succeeded", "succeeded")
+    assert heavy.attempt == 1
+    assert not heavy.waiting_for_turn
+    assert kept_pages == list(range(1, PAGES + 1))  # no page read twice
+
+    reference = scan(knowledge_base, submit)
+    run_worker(reference.pk, turn_seconds=0)
+    assert chunk_rows(heavy) == chunk_rows(reference) != []
+
+
+def test_a_task_alone_in_the_queue_keeps_its_worker(knowledge_base, submit, run_worker):
+    heavy = scan(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=0.001)
+
+    assert stats.outcomes == {str(heavy.pk): Outcome.SUCCEEDED}
+    assert stats.yielded == 0
+
+
+def test_a_task_whose_pages_cannot_be_kept_does_not_yield(
+    knowledge_base, submit, run_worker, monkeypatch
+):
+    """A turn gives up the worker only once it has kept a new page: otherwise the
+    next turn would start over, and the task might never finish."""
+    monkeypatch.setattr(Checkpoints, "save_ocr_page", lambda self, n, blocks: False)
+    heavy = scan(knowledge_base, submit)
+    light = note(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=0.001)
+
+    assert list(stats.outcomes) == [str(heavy.pk), str(light.pk)]
+    assert set(stats.outcomes.values()) == {Outcome.SUCCEEDED}
