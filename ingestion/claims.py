@@ -29,6 +29,7 @@ from retrieval.services import chunks_discard, chunks_replace
 
 from . import counters
 from .backoff import capped_exponential
+from .budget import WorkSpent
 from .enqueue import announce_queued, next_turn
 from .models import (
     CLAIM_ORDER,
@@ -225,9 +226,11 @@ def ingestion_task_report_progress(
     completed: int,
     total: int,
     stage_seconds: dict[str, float] | None = None,
+    work: WorkSpent | None = None,
 ) -> None:
-    """Record progress (and, when given, this run's seconds per finished stage);
-    never revives a task that is no longer ours."""
+    """Record progress (and, when given, this run's seconds per finished stage
+    and the work spent since the last write); never revives a task that is no
+    longer ours."""
     timings = {} if stage_seconds is None else {"stage_seconds": stage_seconds}
     updated = _held(claim).update(
         stage=stage,
@@ -235,9 +238,36 @@ def ingestion_task_report_progress(
         total=total,
         updated_at=timezone.now(),
         **timings,
+        **_charged(work),
     )
     if updated != 1:
         raise TaskLost(claim.task_id)
+
+
+def _charged(work: WorkSpent | None) -> dict[str, object]:
+    if not work:
+        return {}
+    return {
+        "work_cpu_seconds": F("work_cpu_seconds") + work.cpu_seconds,
+        "work_ocr_pages": F("work_ocr_pages") + work.ocr_pages,
+    }
+
+
+def ingestion_task_work_spent(claim: TaskClaim) -> WorkSpent:
+    """What earlier runs of the task spent of its work budget."""
+    row = (
+        IngestionTask.objects.filter(pk=claim.task_id)
+        .values_list("work_cpu_seconds", "work_ocr_pages")
+        .first()
+    )
+    return WorkSpent() if row is None else WorkSpent(*row)
+
+
+def ingestion_task_charge_work(claim: TaskClaim, work: WorkSpent) -> bool:
+    """Add `work` to what the task has spent; `False` when it is no longer ours."""
+    if not work:
+        return True
+    return _held(claim).update(**_charged(work)) == 1
 
 
 def ingestion_task_discard_chunks(claim: TaskClaim) -> int:

@@ -78,6 +78,10 @@ class ErrorCode(models.TextChoices):
     OCR_UNAVAILABLE = "ocr_unavailable", "The file needs OCR, which is not available"
     TEXT_TOO_LARGE = "text_too_large", "More text than one document may produce"
     TOO_MANY_CHUNKS = "too_many_chunks", "More chunks than one document may produce"
+    WORK_BUDGET_EXCEEDED = (
+        "work_budget_exceeded",
+        "The document used up its work budget (CPU seconds or OCR pages)",
+    )
 
 
 # Failures that may go away by themselves: the task waits (`retry_wait`) and runs
@@ -148,6 +152,11 @@ class IngestionTask(models.Model):
     # with the progress, read by /metrics.
     stage_seconds = models.JSONField(default=dict, blank=True)
     attempt = models.PositiveIntegerField(default=0)
+    # Work spent on this document by every run so far (`ingestion/budget.py`):
+    # kept across retries, reclaims and releases, so that no file can hold the
+    # workers past INGESTION_WORK_BUDGET_* however often it runs.
+    work_cpu_seconds = models.FloatField(default=0.0)
+    work_ocr_pages = models.PositiveIntegerField(default=0)
     # NULL, not "", is the API's "no error" and "no worker".
     error_code = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     error_detail = models.CharField(  # noqa: DJ001

@@ -9,7 +9,8 @@ parser processes (`sandbox.py`), bounded in time, memory, pages, DOCX size and
 the text and chunks one document may produce; so do chunking and, when the
 embedder is `portable` (the local ones), embedding, a batch at a time with its
 progress reported, except for PDFs, whose pages the worker gathers before chunking
-and embedding them.
+and embedding them. Every run meters its work against the document's budget
+(`budget.py`), charged with its progress.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from .blocks import (
     check_chunk_count,
     check_text_length,
 )
+from .budget import WorkBudgetExceeded, WorkLimits, WorkMeter
 from .claims import TaskClaim, TaskLost
 from .models import ErrorCode, TaskStage
 from .sandbox import (
@@ -194,6 +196,8 @@ class IngestionPipeline:
         # The claim wrote "download 0/1": the first report need not.
         self._last_progress_write = time.monotonic()
         self._pending_progress: tuple[str, int, int] | None = None
+        self._shown_progress: tuple[str, int, int] = (TaskStage.DOWNLOAD, 0, 1)
+        self.work: WorkMeter | None = None
         self._pages = 1  # what the parse stage counts: pages when it hears of them
         self._stage: str | None = None
         self._stage_started = 0.0
@@ -201,8 +205,19 @@ class IngestionPipeline:
 
     def run(self) -> int:
         """Run every stage; return the number of chunks written."""
+        self.work = WorkMeter(
+            before=claims.ingestion_task_work_spent(self.claim),
+            limits=WorkLimits.from_settings(),
+            parser_cpu=self.sandbox.cpu_seconds,
+        )
         try:
-            return self._run_stages()
+            try:
+                self.work.check()  # spent by earlier runs: stop before starting
+                return self._run_stages()
+            except WorkBudgetExceeded as error:
+                raise IngestionFailure(
+                    ErrorCode.WORK_BUDGET_EXCEEDED, str(error)
+                ) from error
         except TaskLost:
             raise
         except Exception:
@@ -210,6 +225,15 @@ class IngestionPipeline:
             with contextlib.suppress(TaskLost, DatabaseError):
                 self._write_progress_if_due(force=True)
             raise
+        finally:
+            self._charge_work()
+
+    def _charge_work(self) -> None:
+        """What this run spent and has not written yet, while the task is ours."""
+        unwritten = self.work.unwritten()
+        with contextlib.suppress(DatabaseError):
+            if claims.ingestion_task_charge_work(self.claim, unwritten):
+                self.work.written(unwritten)
 
     def _run_stages(self) -> int:
         self.report(TaskStage.DOWNLOAD, 0, 1)
@@ -242,6 +266,7 @@ class IngestionPipeline:
 
         # The chunks are written with the success, in one transaction.
         self.report(TaskStage.FINALIZING, len(chunks), len(chunks))
+        self._charge_work()
         claims.ingestion_task_succeed(
             self.claim,
             chunks=rows,
@@ -260,6 +285,7 @@ class IngestionPipeline:
         `TaskLost` (or at the next guarded write, the chunks at the latest).
         """
         self.interrupt()
+        self.work.check()
         if stage != self._stage:
             self._stage_finished()
             self._stage, self._stage_started = stage, time.monotonic()
@@ -268,19 +294,26 @@ class IngestionPipeline:
         self.on_progress(stage, completed, total)
 
     def _write_progress_if_due(self, *, force: bool = False) -> None:
-        if self._pending_progress is None:
-            return
+        """The latest progress, when due; a long step with none to report still
+        writes the work it spent (a run killed meanwhile is charged for it)."""
         now = time.monotonic()
         if not force and now - self._last_progress_write < self.progress_interval:
             return
-        stage, completed, total = self._pending_progress
+        work = self.work.unwritten() if self.work is not None else None
+        if self._pending_progress is None and not work:
+            return
+        stage, completed, total = self._pending_progress or self._shown_progress
         claims.ingestion_task_report_progress(
             self.claim,
             stage=stage,
             completed=completed,
             total=total,
             stage_seconds=dict(self._stage_seconds),
+            work=work,
         )
+        if work:
+            self.work.written(work)
+        self._shown_progress = (stage, completed, total)
         self._pending_progress = None
         self._last_progress_write = now
 
@@ -303,8 +336,10 @@ class IngestionPipeline:
 
     def _while_parsing(self) -> None:
         # Called every few tenths of a second while the parser works: a long parse
-        # shows up as the current stage even though no report follows it soon.
+        # shows up as the current stage even though no report follows it soon,
+        # and stops as soon as it has spent the document's budget.
         self.interrupt()
+        self.work.check()
         self._write_progress_if_due()
 
     def _stage_finished(self) -> None:
@@ -365,6 +400,7 @@ class IngestionPipeline:
                 embed_timeout=settings.INGESTION_EMBED_TIMEOUT_SECONDS,
                 progress=self._pages_read,
                 embedded=self._chunks_embedded,
+                ocr_page=self.work.ocr_page,
             )
             chunks = extracted.chunks
             check_chunk_count(len(chunks), limits.max_chunks)

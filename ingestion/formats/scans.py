@@ -52,8 +52,8 @@ class ScannedPages:
                 f"more than {limits.max_ocr_pages} scanned pages, the OCR limit"
             )
         self.read += 1
-        if limits.ocr_page_seconds:
-            self._request.more_time(limits.ocr_page_seconds)
+        # Also what the worker counts OCR pages by (its work budget).
+        self._request.more_time(limits.ocr_page_seconds or 0.0)
         scanned = ocr.ocr_image(
             ocr.render_pdf_page(page),
             languages=limits.ocr_languages,

@@ -10,7 +10,7 @@ likeliest cause), and the parser that sent it is stopped.
     request   [operation, kind, data, limits, [index, count], embedder | nil,
                embed_batch]
     replies   ["progress", done, total]       pages read so far
-              ["time", seconds]               wait longer (before an OCR page)
+              ["time", seconds]               an OCR page starts: wait longer
               ["embedded", done, total]       chunks embedded so far (0 first)
               ["ok", [block, ...]]            operation "blocks"
               ["ok", [[chunk, ...], vectors | nil, text_length(, terms)]]
@@ -232,8 +232,8 @@ def _read_embedded(message: list, *, limits: ParseLimits, **_: object) -> Reply:
 
 def _read_time(message: list, *, limits: ParseLimits, **_: object) -> Reply:
     _, seconds = wire_list(message, 2)
-    cap = limits.ocr_page_seconds
-    if type(seconds) is not float or cap is None or not 0 <= seconds <= cap:
+    cap = limits.ocr_page_seconds or 0.0  # without a page limit: 0, no more time
+    if type(seconds) is not float or not 0 <= seconds <= cap:
         raise WireError("more time than one OCR page may take")
     return Reply("time", seconds)
 
