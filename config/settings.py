@@ -403,6 +403,13 @@ INGESTION_PARSE_MEMORY_BYTES = env.int(
     "INGESTION_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024
 )
 INGESTION_MAX_PDF_PAGES = env.int("INGESTION_MAX_PDF_PAGES", default=2000)
+# Lanes (ingestion/lanes.py): a task is heavy when it needs OCR, has more PDF
+# pages than this, or more bytes than this; light otherwise. Workers take
+# `--lanes light,heavy` (both unless told), so a host can keep some for light work.
+INGESTION_LIGHT_MAX_PAGES = env.int("INGESTION_LIGHT_MAX_PAGES", default=50)
+INGESTION_LIGHT_MAX_BYTES = env.int(
+    "INGESTION_LIGHT_MAX_BYTES", default=10 * 1024 * 1024
+)
 # What one document may cost across all its runs (retries, reclaims, releases):
 # CPU seconds of the worker and its parser processes, and pages read by OCR. Past
 # either the task fails `work_budget_exceeded`, checked as the work goes (every

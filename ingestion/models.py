@@ -41,6 +41,17 @@ CLAIM_ORDER = ("turn", "available_at", "created_at")
 ERROR_DETAIL_LIMIT = 500
 
 
+class TaskLane(models.TextChoices):
+    """How much work a task is, as far as cheap facts tell: which workers take it
+    (`run_ingestion_worker --lanes`). See `ingestion/lanes.py`."""
+
+    LIGHT = "light", "Light"
+    """Small as far as is known: text formats, small files, PDFs of few pages
+    that need no OCR."""
+    HEAVY = "heavy", "Heavy"
+    """Needs OCR (an image, a scanned page), or has many pages or bytes."""
+
+
 class TaskStage(models.TextChoices):
     """Where a running execution is; progress is `completed/total` of the stage."""
 
@@ -143,6 +154,11 @@ class IngestionTask(models.Model):
     status = models.CharField(
         max_length=20, choices=TaskStatus.choices, default=TaskStatus.QUEUED
     )
+    # Set at submit from the file's type and size, moved to heavy by the first
+    # run that finds pages to OCR or many pages (`ingestion/lanes.py`).
+    lane = models.CharField(
+        max_length=10, choices=TaskLane.choices, default=TaskLane.LIGHT
+    )
     stage = models.CharField(
         max_length=20, choices=TaskStage.choices, default=TaskStage.DOWNLOAD
     )
@@ -180,6 +196,12 @@ class IngestionTask(models.Model):
                 fields=list(CLAIM_ORDER),
                 condition=Q(status__in=["queued", "retry_wait"]),
                 name="ingestion_claim_order_idx",
+            ),
+            # A worker of one lane claims in claim order within it.
+            models.Index(
+                fields=["lane", *CLAIM_ORDER],
+                condition=Q(status__in=["queued", "retry_wait"]),
+                name="ingestion_lane_claim_order_idx",
             ),
             models.Index(
                 fields=["submitted_by", "turn"],

@@ -49,7 +49,8 @@ from .blocks import (
 )
 from .budget import WorkBudgetExceeded, WorkLimits, WorkMeter
 from .claims import TaskClaim, TaskLost
-from .models import ErrorCode, TaskStage
+from .lanes import ALL_LANES, heavy_reason
+from .models import ErrorCode, TaskLane, TaskStage
 from .sandbox import (
     Extracted,
     ParseSandbox,
@@ -64,6 +65,10 @@ from .sandbox import (
 logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[str, int, int], None]
+
+
+class HeavyTask(Exception):
+    """The run found the task heavy, and this worker takes no heavy work."""
 
 
 class IngestionFailure(Exception):
@@ -183,8 +188,11 @@ class IngestionPipeline:
         *,
         interrupt: Callable[[], None] = lambda: None,
         sandbox: ParseSandbox | None = None,
+        lanes: frozenset[str] = ALL_LANES,
     ):
         self.claim = claim
+        self.lanes = lanes
+        self.lane = claim.lane
         self.on_progress = on_progress or (lambda stage, done, total: None)
         self.interrupt = interrupt
         self.sandbox = sandbox or shared_sandbox()
@@ -319,8 +327,27 @@ class IngestionPipeline:
 
     def _pages_read(self, done: int, total: int) -> None:
         # A PDF's parse shows its pages (a 30-page scan must show it is moving).
+        self._cost_found(pages=total)
         self._pages = total
         self.report(TaskStage.PARSE, done, total)
+
+    def _ocr_page(self) -> None:
+        self._cost_found(ocr=True)
+        self.work.ocr_page()
+
+    def _cost_found(self, *, pages: int | None = None, ocr: bool = False) -> None:
+        """A light task found heavy moves to that lane, and leaves a worker that
+        takes no heavy work before it does any (`lanes.py`)."""
+        if self.lane == TaskLane.HEAVY:
+            return
+        reason = heavy_reason(pages=pages, ocr=ocr)
+        if reason is None:
+            return
+        claims.ingestion_task_set_lane(self.claim, TaskLane.HEAVY)
+        self.lane = TaskLane.HEAVY
+        logger.info("task is heavy task=%s (%s)", self.claim.task_id, reason)
+        if TaskLane.HEAVY not in self.lanes:
+            raise HeavyTask(reason)
 
     def _parsed(self) -> None:
         """The parse stage complete, unless the parsers' first embedded batch
@@ -400,7 +427,7 @@ class IngestionPipeline:
                 embed_timeout=settings.INGESTION_EMBED_TIMEOUT_SECONDS,
                 progress=self._pages_read,
                 embedded=self._chunks_embedded,
-                ocr_page=self.work.ocr_page,
+                ocr_page=self._ocr_page,
             )
             chunks = extracted.chunks
             check_chunk_count(len(chunks), limits.max_chunks)
