@@ -10,7 +10,8 @@
 
 `retry_wait` is claimable like `queued` once `available_at` has passed. A task whose
 lease expired is reclaimed with `backoff` (or `fail` once its attempts are spent), a
-worker shutting down gives its task back with `release`. Every
+worker shutting down gives its task back with `release`, and so does a light-only
+worker that finds its task heavy (`lanes.py`). Every
 status change goes through `TASK_TRANSITIONS` as one conditional update; a
 worker's own moves are further filtered by its `claim_token`, so a worker that
 lost its task (cancelled, or reclaimed after its lease expired) changes nothing.
