@@ -2,7 +2,8 @@
 
 Each run starts from what earlier runs spent (stored on the task) and meters its
 own: the worker process's CPU time plus its parser processes' (read from /proc by
-the sandbox, so the OCR threads count) and the OCR pages the parsers start. The
+the sandbox, so the OCR threads count; without /proc, the worker's own only) and
+the OCR pages the parsers start. The
 pipeline checks it as the work goes, every tenth of a second while it waits for
 the parsers, at every progress step, and before each OCR page, so a hostile file
 stops within its budget rather than after; it writes what it spent with its
