@@ -406,6 +406,23 @@ INGESTION_PARSE_MEMORY_BYTES = env.int(
     "INGESTION_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024
 )
 INGESTION_MAX_PDF_PAGES = env.int("INGESTION_MAX_PDF_PAGES", default=2000)
+# Lanes (ingestion/lanes.py): a task is heavy when it needs OCR, has more PDF
+# pages than this, or more bytes than this; light otherwise. Workers take
+# `--lanes light,heavy` (both unless told), so a host can keep some for light work.
+INGESTION_LIGHT_MAX_PAGES = env.int("INGESTION_LIGHT_MAX_PAGES", default=50)
+INGESTION_LIGHT_MAX_BYTES = env.int(
+    "INGESTION_LIGHT_MAX_BYTES", default=10 * 1024 * 1024
+)
+# What one document may cost across all its runs (retries, reclaims, releases):
+# CPU seconds of the worker and its parser processes, and pages read by OCR. Past
+# either the task fails `work_budget_exceeded`, checked as the work goes (every
+# tenth of a second and before each OCR page). 0 = no budget.
+INGESTION_WORK_BUDGET_CPU_SECONDS = env.float(
+    "INGESTION_WORK_BUDGET_CPU_SECONDS", default=1800.0
+)
+INGESTION_WORK_BUDGET_OCR_PAGES = env.int(
+    "INGESTION_WORK_BUDGET_OCR_PAGES", default=100
+)
 # OCR of scanned PDF pages and images (docs/ocr.md). Each OCR page may extend the
 # parse time limit by OCR_PAGE_TIMEOUT_SECONDS, up to OCR_MAX_PAGES pages.
 OCR_ENABLED = env.bool("OCR_ENABLED", default=True)

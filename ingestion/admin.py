@@ -28,6 +28,7 @@ class IngestionTaskAdmin(MemberScopedAdmin):
         "knowledge_base",
         # Status and stage are inside the bar's cell, which refreshes itself.
         "progress",
+        "lane",
         "attempt",
         "failure",
         "worker_id",
@@ -37,6 +38,7 @@ class IngestionTaskAdmin(MemberScopedAdmin):
     ]
     list_filter = [
         "status",
+        "lane",
         "stage",
         "error_code",
         ("document__knowledge_base", MemberKnowledgeBaseFilter),
@@ -52,7 +54,10 @@ class IngestionTaskAdmin(MemberScopedAdmin):
         "stage",
         "progress",
         "stage_timings",
+        "lane",
         "attempt",
+        "work_cpu_seconds",
+        "work_ocr_pages",
         "failure",
         "error_detail",
         "worker_id",

@@ -29,13 +29,16 @@ from retrieval.services import chunks_discard, chunks_replace
 
 from . import counters
 from .backoff import capped_exponential
+from .budget import WorkSpent
 from .enqueue import announce_queued, next_turn
+from .lanes import ALL_LANES
 from .models import (
     CLAIM_ORDER,
     ERROR_DETAIL_LIMIT,
     TRANSIENT_ERROR_CODES,
     ErrorCode,
     IngestionTask,
+    TaskLane,
     TaskStage,
     TaskStatus,
 )
@@ -58,6 +61,7 @@ class TaskClaim:
     claim_token: uuid.UUID
     attempt: int
     submitted_by_id: int | None = None
+    lane: str = TaskLane.LIGHT
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,11 @@ class Candidate:
     document_id: uuid.UUID
     attempt: int
     submitted_by_id: int | None = None
+    lane: str = TaskLane.LIGHT
+
+
+# What a claim reads of a task to build its `Candidate`.
+_CANDIDATE_FIELDS = ("pk", "document_id", "attempt", "submitted_by_id", "lane")
 
 
 def ingestion_task_claim(
@@ -77,7 +86,7 @@ def ingestion_task_claim(
     task = (
         IngestionTask.objects.claimable()
         .filter(pk=task_id)
-        .values_list("pk", "document_id", "attempt", "submitted_by_id")
+        .values_list(*_CANDIDATE_FIELDS)
         .first()
     )
     if task is None:
@@ -98,19 +107,23 @@ _EARLIER_RUN_CLEARED = {
 
 
 def ingestion_task_claim_candidate(
-    candidate: Candidate, *, worker_id: str
+    candidate: Candidate, *, worker_id: str, lanes: frozenset[str] = ALL_LANES
 ) -> TaskClaim | None:
     """One conditional UPDATE; the row count decides whether this worker won.
 
     The attempt read with the candidate pins the row (every claim raises it), so
     the new attempt is known without reading the row back: a task claimed
-    meanwhile is simply missed. The move itself checks the status.
+    meanwhile is simply missed. The move itself checks the status, and the
+    worker's lanes when it does not take them all.
     """
     now = timezone.now()
     token = uuid.uuid4()
     claimed = transition_tasks(
-        IngestionTask.objects.filter(
-            pk=candidate.task_id, attempt=candidate.attempt, available_at__lte=now
+        _in_lanes(
+            IngestionTask.objects.filter(
+                pk=candidate.task_id, attempt=candidate.attempt, available_at__lte=now
+            ),
+            lanes,
         ),
         "claim",
         worker_id=worker_id,
@@ -131,20 +144,34 @@ def ingestion_task_claim_candidate(
         claim_token=token,
         attempt=candidate.attempt + 1,
         submitted_by_id=candidate.submitted_by_id,
+        lane=candidate.lane,
     )
 
 
-def claimable_tasks(limit: int, *, offset: int = 0) -> list[Candidate]:
-    """The next claimable tasks in claim order (turn, then oldest first),
-    skipping the first `offset`."""
+def claimable_tasks(
+    limit: int, *, offset: int = 0, lanes: frozenset[str] = ALL_LANES
+) -> list[Candidate]:
+    """The next claimable tasks of `lanes` in claim order (turn, then oldest
+    first), skipping the first `offset`."""
     return [
         Candidate(*row)
-        for row in IngestionTask.objects.claimable()
+        for row in _in_lanes(IngestionTask.objects.claimable(), lanes)
         .order_by(*CLAIM_ORDER)
-        .values_list("pk", "document_id", "attempt", "submitted_by_id")[
-            offset : offset + limit
-        ]
+        .values_list(*_CANDIDATE_FIELDS)[offset : offset + limit]
     ]
+
+
+def _in_lanes(
+    tasks: QuerySet[IngestionTask], lanes: frozenset[str]
+) -> QuerySet[IngestionTask]:
+    # A worker of every lane filters on none: its claim is the one it always was.
+    return tasks if lanes >= ALL_LANES else tasks.filter(lane__in=sorted(lanes))
+
+
+def ingestion_task_set_lane(claim: TaskClaim, lane: str) -> None:
+    """The run found the task's cost (`lanes.heavy_reason`): record its lane."""
+    if _held(claim).update(lane=lane) != 1:
+        raise TaskLost(claim.task_id)
 
 
 def _held(claim: TaskClaim) -> QuerySet[IngestionTask]:
@@ -225,9 +252,11 @@ def ingestion_task_report_progress(
     completed: int,
     total: int,
     stage_seconds: dict[str, float] | None = None,
+    work: WorkSpent | None = None,
 ) -> None:
-    """Record progress (and, when given, this run's seconds per finished stage);
-    never revives a task that is no longer ours."""
+    """Record progress (and, when given, this run's seconds per finished stage
+    and the work spent since the last write); never revives a task that is no
+    longer ours."""
     timings = {} if stage_seconds is None else {"stage_seconds": stage_seconds}
     updated = _held(claim).update(
         stage=stage,
@@ -235,9 +264,36 @@ def ingestion_task_report_progress(
         total=total,
         updated_at=timezone.now(),
         **timings,
+        **_charged(work),
     )
     if updated != 1:
         raise TaskLost(claim.task_id)
+
+
+def _charged(work: WorkSpent | None) -> dict[str, object]:
+    if not work:
+        return {}
+    return {
+        "work_cpu_seconds": F("work_cpu_seconds") + work.cpu_seconds,
+        "work_ocr_pages": F("work_ocr_pages") + work.ocr_pages,
+    }
+
+
+def ingestion_task_work_spent(claim: TaskClaim) -> WorkSpent:
+    """What earlier runs of the task spent of its work budget."""
+    row = (
+        IngestionTask.objects.filter(pk=claim.task_id)
+        .values_list("work_cpu_seconds", "work_ocr_pages")
+        .first()
+    )
+    return WorkSpent() if row is None else WorkSpent(*row)
+
+
+def ingestion_task_charge_work(claim: TaskClaim, work: WorkSpent) -> bool:
+    """Add `work` to what the task has spent; `False` when it is no longer ours."""
+    if not work:
+        return True
+    return _held(claim).update(**_charged(work)) == 1
 
 
 def ingestion_task_discard_chunks(claim: TaskClaim) -> int:
@@ -383,12 +439,19 @@ def ingestion_task_yield(claim: TaskClaim) -> bool:
     return True
 
 
-def ingestion_task_release(claim: TaskClaim) -> bool:
-    """Give the task back to the queue unfinished (worker shutdown).
+def ingestion_task_release(claim: TaskClaim, *, lane: str | None = None) -> bool:
+    """Give the task back to the queue unfinished: at worker shutdown, or, with
+    `lane`, to the workers of that lane (a light-only worker found it heavy),
+    keeping its turn.
 
     No attempt is charged, this run's chunks go, and the queued event is announced
     again so another worker picks it up promptly.
     """
+    requeued = (
+        {"turn": next_turn(submitted_by_id=claim.submitted_by_id)}
+        if lane is None
+        else {"lane": lane}
+    )
     with transaction.atomic():
         released = transition_tasks(
             _held(claim),
@@ -402,7 +465,7 @@ def ingestion_task_release(claim: TaskClaim) -> bool:
             started_at=None,
             available_at=timezone.now(),
             yielded_at=None,
-            turn=next_turn(submitted_by_id=claim.submitted_by_id),
+            **requeued,
         )
         if not released:
             return False

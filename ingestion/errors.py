@@ -124,6 +124,18 @@ ERROR_HELP: dict[str, ErrorHelp] = {
             "file, INGESTION_MAX_BLOCKS_PER_DOCUMENT)."
         ),
     ),
+    ErrorCode.WORK_BUDGET_EXCEEDED: ErrorHelp(
+        gettext_noop(
+            "Processing the file took more work than one document may use (CPU time "
+            "or pages read by text recognition), counted over all its attempts."
+        ),
+        gettext_noop(
+            "Split the file into smaller documents or upload a version with "
+            "selectable text; or ask the operators to raise "
+            "INGESTION_WORK_BUDGET_CPU_SECONDS or INGESTION_WORK_BUDGET_OCR_PAGES, "
+            "then retry the task."
+        ),
+    ),
 }
 
 UNKNOWN = ErrorHelp(

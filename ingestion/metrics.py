@@ -26,8 +26,11 @@ from .models import (
     TaskStatus,
     WorkerCounter,
 )
+from .selectors import lane_queues
 
 DURATION_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+# Light work should wait seconds at most (issue 35: 15 s), heavy work may wait more.
+WAIT_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 15.0, 30.0, 60.0, 300.0, 1800.0)
 RECENT = timedelta(hours=24)
 
 
@@ -36,6 +39,7 @@ class IngestionCollector(Collector):
         now = timezone.now()
         yield self._tasks_by_state()
         yield self._queue_age(now)
+        yield from self._lanes(now)
         yield from self._failures(now)
         yield self._durations(now)
         yield self._stage_durations(now)
@@ -66,6 +70,32 @@ class IngestionCollector(Collector):
             "Age of the oldest claimable task (0 when the queue is empty).",
             value=(now - oldest).total_seconds() if oldest else 0.0,
         )
+
+    def _lanes(self, now) -> Iterator[GaugeMetricFamily | HistogramMetricFamily]:
+        """Per lane: depth, the oldest claimable task's wait so far, and the
+        queue waits (claim minus available) of tasks claimed in the last 24 h."""
+        depth = GaugeMetricFamily(
+            "curator_ingestion_lane_depth",
+            "Claimable tasks, by lane.",
+            labels=["lane"],
+        )
+        oldest = GaugeMetricFamily(
+            "curator_ingestion_lane_oldest_wait_seconds",
+            "Wait so far of the oldest claimable task, by lane (0 when none).",
+            labels=["lane"],
+        )
+        waits = HistogramMetricFamily(
+            "curator_ingestion_queue_wait_seconds",
+            "Queue wait of tasks claimed in the last 24 hours, by lane.",
+            labels=["lane"],
+        )
+        for lane, queue in lane_queues(now).items():
+            depth.add_metric([lane], queue.depth)
+            oldest.add_metric([lane], queue.oldest_wait_seconds or 0.0)
+            _add_histogram(waits, lane, queue.recent_waits, WAIT_BUCKETS)
+        yield depth
+        yield oldest
+        yield waits
 
     def _failures(self, now) -> Iterator[GaugeMetricFamily]:
         failed = IngestionTask.objects.filter(status=TaskStatus.FAILED).order_by()
@@ -160,11 +190,11 @@ class IngestionCollector(Collector):
 
 
 def _add_histogram(
-    histogram: HistogramMetricFamily, label: str, seconds: list[float]
+    histogram: HistogramMetricFamily,
+    label: str,
+    seconds: list[float],
+    bounds: tuple[float, ...] = DURATION_BUCKETS,
 ) -> None:
-    buckets = [
-        (str(bound), sum(1 for s in seconds if s <= bound))
-        for bound in DURATION_BUCKETS
-    ]
+    buckets = [(str(bound), sum(1 for s in seconds if s <= bound)) for bound in bounds]
     buckets.append(("+Inf", len(seconds)))
     histogram.add_metric([label], buckets, sum_value=sum(seconds))

@@ -41,6 +41,17 @@ CLAIM_ORDER = ("turn", "available_at", "created_at")
 ERROR_DETAIL_LIMIT = 500
 
 
+class TaskLane(models.TextChoices):
+    """How much work a task is, as far as cheap facts tell: which workers take it
+    (`run_ingestion_worker --lanes`). See `ingestion/lanes.py`."""
+
+    LIGHT = "light", "Light"
+    """Small as far as is known: text formats, small files, PDFs of few pages
+    that need no OCR."""
+    HEAVY = "heavy", "Heavy"
+    """Needs OCR (an image, a scanned page), or has many pages or bytes."""
+
+
 class TaskStage(models.TextChoices):
     """Where a running execution is; progress is `completed/total` of the stage."""
 
@@ -78,6 +89,10 @@ class ErrorCode(models.TextChoices):
     OCR_UNAVAILABLE = "ocr_unavailable", "The file needs OCR, which is not available"
     TEXT_TOO_LARGE = "text_too_large", "More text than one document may produce"
     TOO_MANY_CHUNKS = "too_many_chunks", "More chunks than one document may produce"
+    WORK_BUDGET_EXCEEDED = (
+        "work_budget_exceeded",
+        "The document used up its work budget (CPU seconds or OCR pages)",
+    )
 
 
 # Failures that may go away by themselves: the task waits (`retry_wait`) and runs
@@ -139,6 +154,11 @@ class IngestionTask(models.Model):
     status = models.CharField(
         max_length=20, choices=TaskStatus.choices, default=TaskStatus.QUEUED
     )
+    # Set at submit from the file's type and size, moved to heavy by the first
+    # run that finds pages to OCR or many pages (`ingestion/lanes.py`).
+    lane = models.CharField(
+        max_length=10, choices=TaskLane.choices, default=TaskLane.LIGHT
+    )
     stage = models.CharField(
         max_length=20, choices=TaskStage.choices, default=TaskStage.DOWNLOAD
     )
@@ -148,6 +168,11 @@ class IngestionTask(models.Model):
     # with the progress, read by /metrics.
     stage_seconds = models.JSONField(default=dict, blank=True)
     attempt = models.PositiveIntegerField(default=0)
+    # Work spent on this document by every run so far (`ingestion/budget.py`):
+    # kept across retries, reclaims and releases, so that no file can hold the
+    # workers past INGESTION_WORK_BUDGET_* however often it runs.
+    work_cpu_seconds = models.FloatField(default=0.0)
+    work_ocr_pages = models.PositiveIntegerField(default=0)
     # NULL, not "", is the API's "no error" and "no worker".
     error_code = models.CharField(max_length=40, null=True, blank=True)  # noqa: DJ001
     error_detail = models.CharField(  # noqa: DJ001
@@ -175,6 +200,12 @@ class IngestionTask(models.Model):
                 fields=list(CLAIM_ORDER),
                 condition=Q(status__in=["queued", "retry_wait"]),
                 name="ingestion_claim_order_idx",
+            ),
+            # A worker of one lane claims in claim order within it.
+            models.Index(
+                fields=["lane", *CLAIM_ORDER],
+                condition=Q(status__in=["queued", "retry_wait"]),
+                name="ingestion_lane_claim_order_idx",
             ),
             models.Index(
                 fields=["submitted_by", "turn"],

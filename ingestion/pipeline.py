@@ -12,7 +12,8 @@ the worker's parser processes (`sandbox.py`), bounded in time, memory, pages,
 DOCX size and the text and chunks one document may produce; so do chunking and,
 when the embedder is `portable` (the local ones), embedding, a batch at a time
 with its progress reported, except for PDFs, whose pages the worker gathers
-before chunking and embedding them.
+before chunking and embedding them. Every run meters its work against the
+document's budget (`budget.py`), charged with its progress.
 """
 
 from __future__ import annotations
@@ -51,9 +52,11 @@ from .blocks import (
     check_chunk_count,
     check_text_length,
 )
+from .budget import WorkBudgetExceeded, WorkLimits, WorkMeter
 from .checkpoints import Checkpoints
 from .claims import TaskClaim, TaskLost
-from .models import ErrorCode, TaskStage
+from .lanes import ALL_LANES, heavy_reason
+from .models import ErrorCode, TaskLane, TaskStage
 from .sandbox import (
     Extracted,
     ParseSandbox,
@@ -68,6 +71,10 @@ from .sandbox import (
 logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[str, int, int], None]
+
+
+class HeavyTask(Exception):
+    """The run found the task heavy, and this worker takes no heavy work."""
 
 
 class IngestionFailure(Exception):
@@ -188,8 +195,11 @@ class IngestionPipeline:
         interrupt: Callable[[], None] = lambda: None,
         turn_over: Callable[[], None] = lambda: None,
         sandbox: ParseSandbox | None = None,
+        lanes: frozenset[str] = ALL_LANES,
     ):
         self.claim = claim
+        self.lanes = lanes
+        self.lane = claim.lane
         self.on_progress = on_progress or (lambda stage, done, total: None)
         self.interrupt = interrupt
         self.turn_over = turn_over
@@ -202,6 +212,8 @@ class IngestionPipeline:
         # The claim wrote "download 0/1": the first report need not.
         self._last_progress_write = time.monotonic()
         self._pending_progress: tuple[str, int, int] | None = None
+        self._shown_progress: tuple[str, int, int] = (TaskStage.DOWNLOAD, 0, 1)
+        self.work: WorkMeter | None = None
         self._pages = 1  # what the parse stage counts: pages when it hears of them
         self._pages_kept = 0  # pages read by OCR in this run and kept
         self._stage: str | None = None
@@ -210,8 +222,19 @@ class IngestionPipeline:
 
     def run(self) -> int:
         """Run every stage; return the number of chunks written."""
+        self.work = WorkMeter(
+            before=claims.ingestion_task_work_spent(self.claim),
+            limits=WorkLimits.from_settings(),
+            parser_cpu=self.sandbox.cpu_seconds,
+        )
         try:
-            return self._run_stages()
+            try:
+                self.work.check()  # spent by earlier runs: stop before starting
+                return self._run_stages()
+            except WorkBudgetExceeded as error:
+                raise IngestionFailure(
+                    ErrorCode.WORK_BUDGET_EXCEEDED, str(error)
+                ) from error
         except TaskLost:
             raise
         except Exception:
@@ -219,6 +242,15 @@ class IngestionPipeline:
             with contextlib.suppress(TaskLost, DatabaseError):
                 self._write_progress_if_due(force=True)
             raise
+        finally:
+            self._charge_work()
+
+    def _charge_work(self) -> None:
+        """What this run spent and has not written yet, while the task is ours."""
+        unwritten = self.work.unwritten()
+        with contextlib.suppress(DatabaseError):
+            if claims.ingestion_task_charge_work(self.claim, unwritten):
+                self.work.written(unwritten)
 
     def _run_stages(self) -> int:
         self.report(TaskStage.DOWNLOAD, 0, 1)
@@ -255,6 +287,7 @@ class IngestionPipeline:
 
         # The chunks are written with the success, in one transaction.
         self.report(TaskStage.FINALIZING, len(chunks), len(chunks))
+        self._charge_work()
         claims.ingestion_task_succeed(
             self.claim,
             chunks=rows,
@@ -287,6 +320,7 @@ class IngestionPipeline:
         `TaskLost` (or at the next guarded write, the chunks at the latest).
         """
         self.interrupt()
+        self.work.check()
         if stage != self._stage:
             self._stage_finished()
             self._stage, self._stage_started = stage, time.monotonic()
@@ -295,24 +329,32 @@ class IngestionPipeline:
         self.on_progress(stage, completed, total)
 
     def _write_progress_if_due(self, *, force: bool = False) -> None:
-        if self._pending_progress is None:
-            return
+        """The latest progress, when due; a long step with none to report still
+        writes the work it spent (a run killed meanwhile is charged for it)."""
         now = time.monotonic()
         if not force and now - self._last_progress_write < self.progress_interval:
             return
-        stage, completed, total = self._pending_progress
+        work = self.work.unwritten() if self.work is not None else None
+        if self._pending_progress is None and not work:
+            return
+        stage, completed, total = self._pending_progress or self._shown_progress
         claims.ingestion_task_report_progress(
             self.claim,
             stage=stage,
             completed=completed,
             total=total,
             stage_seconds=dict(self._stage_seconds),
+            work=work,
         )
+        if work:
+            self.work.written(work)
+        self._shown_progress = (stage, completed, total)
         self._pending_progress = None
         self._last_progress_write = now
 
     def _pages_read(self, done: int, total: int) -> None:
         # A PDF's parse shows its pages (a 30-page scan must show it is moving).
+        self._cost_found(pages=total)
         self._pages = total
         self.report(TaskStage.PARSE, done, total)
         if self._pages_kept:
@@ -324,6 +366,24 @@ class IngestionPipeline:
         # Told before the page's progress: kept by then.
         if checkpoints.save_ocr_page(number, blocks):
             self._pages_kept += 1
+
+    def _ocr_page(self) -> None:
+        self._cost_found(ocr=True)
+        self.work.ocr_page()
+
+    def _cost_found(self, *, pages: int | None = None, ocr: bool = False) -> None:
+        """A light task found heavy moves to that lane, and leaves a worker that
+        takes no heavy work before it does any (`lanes.py`)."""
+        if self.lane == TaskLane.HEAVY:
+            return
+        reason = heavy_reason(pages=pages, ocr=ocr)
+        if reason is None:
+            return
+        claims.ingestion_task_set_lane(self.claim, TaskLane.HEAVY)
+        self.lane = TaskLane.HEAVY
+        logger.info("task is heavy task=%s (%s)", self.claim.task_id, reason)
+        if TaskLane.HEAVY not in self.lanes:
+            raise HeavyTask(reason)
 
     def _parsed(self) -> None:
         """The parse stage complete (or found done by an earlier attempt), unless
@@ -339,8 +399,10 @@ class IngestionPipeline:
 
     def _while_parsing(self) -> None:
         # Called every few tenths of a second while the parser works: a long parse
-        # shows up as the current stage even though no report follows it soon.
+        # shows up as the current stage even though no report follows it soon,
+        # and stops as soon as it has spent the document's budget.
         self.interrupt()
+        self.work.check()
         self._write_progress_if_due()
 
     def _stage_finished(self) -> None:
@@ -408,6 +470,7 @@ class IngestionPipeline:
                 embedded=self._chunks_embedded,
                 known_ocr=checkpoints.ocr_pages(),
                 ocr_read=partial(self._ocr_page_read, checkpoints),
+                ocr_page=self._ocr_page,
             )
             chunks = extracted.chunks
             check_chunk_count(len(chunks), limits.max_chunks)

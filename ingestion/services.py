@@ -23,6 +23,7 @@ from retrieval.services import chunks_discard
 
 from .artifacts import artifacts_discard
 from .enqueue import announce_queued, next_turn
+from .lanes import lane_at_submit
 from .models import IngestionTask, TaskStage
 from .selectors import visible_task
 from .transitions import transition_task
@@ -43,6 +44,9 @@ def document_submit(*, user: User, document_id: uuid.UUID | str) -> IngestionTas
             document_id=document.pk,
             submitted_by=user,
             turn=next_turn(submitted_by_id=user.pk),
+            lane=lane_at_submit(
+                content_type=document.content_type, size_bytes=document.size_bytes
+            ),
         )
         announce_queued(task_id=task.pk, document_id=document.pk)
     logger.info("ingestion task queued task=%s document=%s", task.pk, document.pk)

@@ -17,14 +17,21 @@ from django.conf import settings
 
 from . import claims
 from .claims import Candidate
+from .lanes import ALL_LANES
 
 SPREAD_CLAIMS_AFTER_MISS = 500
 
 
 class CandidatePicker:
-    def __init__(self, *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        rng: random.Random | None = None,
+        lanes: frozenset[str] = ALL_LANES,
+    ) -> None:
         self._rng = rng or random.Random()  # noqa: S311 - load spreading, not security
         self._spread_remaining = 0
+        self._lanes = lanes
 
     def next_candidate(self) -> Candidate | None:
         """The task to try to claim next; `None` when nothing is claimable."""
@@ -34,9 +41,11 @@ class CandidatePicker:
             # One row read, at a random place among the next few: past the end
             # of a short queue it finds nothing, and the first is read instead.
             candidates = claims.claimable_tasks(
-                1, offset=self._rng.randrange(settings.INGESTION_CLAIM_WINDOW * 2)
+                1,
+                offset=self._rng.randrange(settings.INGESTION_CLAIM_WINDOW * 2),
+                lanes=self._lanes,
             )
-        candidates = candidates or claims.claimable_tasks(1)
+        candidates = candidates or claims.claimable_tasks(1, lanes=self._lanes)
         return candidates[0] if candidates else None
 
     def missed(self) -> None:

@@ -11,7 +11,8 @@
 
 `retry_wait` is claimable like `queued` once `available_at` has passed. A task whose
 lease expired is reclaimed with `backoff` (or `fail` once its attempts are spent), a
-worker shutting down gives its task back with `release`, one whose turn is over
+worker shutting down gives its task back with `release`, and so does a light-only
+worker that finds its task heavy (`lanes.py`); one whose turn is over
 (INGESTION_TURN_SECONDS while others wait) with `yield_turn`, which keeps its stage
 and progress: its next run resumes from its checkpoints. Every
 status change goes through `TASK_TRANSITIONS` as one conditional update; a

@@ -40,14 +40,21 @@ from django.db import DatabaseError, connection
 from . import claims, counters
 from .claims import TaskClaim, TaskLost
 from .heartbeat import heartbeat_for
-from .models import ErrorCode, TaskStatus
+from .lanes import ALL_LANES
+from .models import ErrorCode, TaskLane, TaskStatus
 from .outage import (
     CONNECTION_ERRORS,
     DatabaseOutage,
     close_connection,
     refresh_connections,
 )
-from .pipeline import IngestionFailure, IngestionPipeline, start_parsers, warm_parser
+from .pipeline import (
+    HeavyTask,
+    IngestionFailure,
+    IngestionPipeline,
+    start_parsers,
+    warm_parser,
+)
 from .spreading import CandidatePicker
 from .wakeups import PollWaiter, Waiter
 
@@ -79,6 +86,9 @@ class Outcome(StrEnum):
     """Shutdown: back in the queue, no attempt charged."""
     YIELDED = "yielded"
     """Its turn was over: back in the queue at its stage, no attempt charged."""
+    REROUTED = "rerouted"
+    """Found heavy by a worker that takes no heavy work: back in the queue in the
+    heavy lane, no attempt charged."""
     LOST = "lost"
     """Cancelled or taken over; nothing of this run kept."""
 
@@ -92,6 +102,7 @@ class WorkerStats:
     retried: int = 0
     released: int = 0
     yielded: int = 0
+    rerouted: int = 0
     lost: int = 0
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
@@ -109,8 +120,10 @@ class Worker:
         turn_seconds: float | None = None,
         reconnect_delays: tuple[float, float] = (1.0, 30.0),
         write: Callable[[str], None] = print,
+        lanes: frozenset[str] = ALL_LANES,
     ) -> None:
         self.worker_id = worker_id
+        self.lanes = lanes
         self.loop = loop
         self.max_tasks = max_tasks
         self.poll_interval = poll_interval
@@ -130,7 +143,7 @@ class Worker:
         self.stats = WorkerStats()
         self.stopping = threading.Event()
         self._release_at: float | None = None
-        self.picker = CandidatePicker()
+        self.picker = CandidatePicker(lanes=lanes)
         self._reclaim_due = 0.0
         self._counters_due = 0.0
         self._flushed = {counters.CLAIMS: 0, counters.MISSED_CLAIMS: 0}
@@ -204,7 +217,7 @@ class Worker:
     def _run_queue(self) -> None:
         # Parsers get ready beside the first claim; a one-shot worker with an empty
         # queue (cron, most runs) does not start them at all.
-        if self.loop or claims.claimable_tasks(1):
+        if self.loop or claims.claimable_tasks(1, lanes=self.lanes):
             warm_parser()
         if self.loop:
             self.waiter.ready()
@@ -255,7 +268,7 @@ class Worker:
         self._reclaim_expired_if_due()
         while (candidate := self.picker.next_candidate()) is not None:
             claim = claims.ingestion_task_claim_candidate(
-                candidate, worker_id=self.worker_id
+                candidate, worker_id=self.worker_id, lanes=self.lanes
             )
             if claim is not None:
                 return claim
@@ -319,6 +332,7 @@ class Worker:
             on_progress=self._print_progress,
             interrupt=lambda: self._checkpoint(claim, lost),
             turn_over=partial(self._turn_over, claim, started, []),
+            lanes=self.lanes,
         )
         try:
             chunk_count = pipeline.run()
@@ -328,6 +342,8 @@ class Worker:
             return self._release(claim)
         except YieldRequested:
             return self._yield(claim)
+        except HeavyTask as found:
+            return self._reroute(claim, str(found))
         except IngestionFailure as failure:
             return self._fail(claim, failure.error_code, failure.detail)
         except CONNECTION_ERRORS as error:
@@ -408,6 +424,20 @@ class Worker:
             "(its turn is over; back in the queue, resumes from its checkpoints)"
         )
         return Outcome.YIELDED
+
+    def _reroute(self, claim: TaskClaim, reason: str) -> Outcome:
+        try:
+            released = claims.ingestion_task_release(claim, lane=TaskLane.HEAVY)
+        except CONNECTION_ERRORS as error:
+            return self._lost(claim, f"(could not reroute: {type(error).__name__})")
+        if not released:
+            return self._lost(claim, "")
+        self.stats.rerouted += 1
+        self.write(
+            f"rerouted task={claim.task_id} worker={self.worker_id} lane=heavy "
+            f"({reason}; back in the queue, no attempt charged)"
+        )
+        return Outcome.REROUTED
 
     def _lost(self, claim: TaskClaim, why: str) -> Outcome:
         self.stats.lost += 1

@@ -28,12 +28,13 @@ class ParseRequest:
     (formats that cannot share a file read it whole); `retain` collects objects that
     are costly to free, for the caller to drop when it suits it; `progress(done,
     total)` is told of each page read by a format that reads page by page (its
-    share of the pages, when sharded); `more_time(seconds)` asks for the time limit
-    to be extended before a slow page (OCR), which the page's own limit bounds;
-    `known_ocr` holds the pages a previous attempt read by OCR (number -> blocks),
-    used instead of reading them again, and `ocr_read(number, blocks)` is told of
-    each page read by OCR now, for the next attempt to find. A new need becomes a
-    field with a default, so that parsers that do not use it stay as they are.
+    share of the pages, when sharded); `more_time(seconds)`, called before every
+    page read by OCR (the worker counts OCR pages by it), asks for the time limit
+    to be extended, which the page's own limit bounds (0 without one); `known_ocr`
+    holds the pages a previous attempt read by OCR (number -> blocks), used instead
+    of reading them again, and `ocr_read(number, blocks)` is told of each page read
+    by OCR now, for the next attempt to find. A new need becomes a field with a
+    default, so that parsers that do not use it stay as they are.
     """
 
     limits: ParseLimits = field(default_factory=ParseLimits)

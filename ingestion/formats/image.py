@@ -29,8 +29,8 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     blocks: list[Block] = []
     request.progress(0, frames)
     for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
-        if limits.ocr_page_seconds:
-            request.more_time(limits.ocr_page_seconds)
+        # Also what the worker counts OCR pages by (its work budget).
+        request.more_time(limits.ocr_page_seconds or 0.0)
         scanned = ocr.ocr_image(
             frame.copy(),
             languages=limits.ocr_languages,

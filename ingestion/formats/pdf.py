@@ -20,6 +20,7 @@ from pdfminer.pdfparser import PDFParser
 
 from ..blocks import Block, ParseError, PasswordProtected, TooManyPages
 from .base import ParseRequest
+from .pdf_shared import SharedPages
 from .pdf_tables import TableCollector, page_blocks
 from .scans import ScannedPages
 from .textutil import join_lines, remove_control_chars
@@ -97,7 +98,8 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     """Paragraphs with 1-based page numbers; a PDF without a text layer gives [].
 
     With `shard` = (index, count), only every count-th page from `index` on. Beyond
-    the limit's `max_pdf_pages`, `TooManyPages` before any page is read.
+    the limit's `max_pdf_pages`, `TooManyPages` before any page is read; pages
+    that share their content are read once (`pdf_shared.py`).
     """
     index, count = request.shard
     max_pages = request.limits.max_pdf_pages
@@ -109,17 +111,29 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
         resources = PDFResourceManager(caching=True)
         device = TableCollector(resources)
         interpreter = PDFPageInterpreter(resources, device)
+
+        def text_layer(number: int) -> list[Block]:
+            interpreter.process_page(pages[number - 1])
+            return page_blocks(
+                device.glyphs, device.rulings, page=number, clean=_pdf_text
+            )
+
+        shared = SharedPages(pages)
+        shared.check_cost(text_layer, request.limits)
         mine = [n for n in range(1, len(pages) + 1) if (n - 1) % count == index]
         request.progress(0, len(mine))
         scans = ScannedPages(data, request)
         try:
             for done, number in enumerate(mine, start=1):
-                interpreter.process_page(pages[number - 1])
-                found = page_blocks(
-                    device.glyphs, device.rulings, page=number, clean=_pdf_text
-                )
-                text = "".join(block.text for block in found)
-                blocks.extend(scans.blocks(number, text) or found)
+                page = shared.copy(number)
+                if page is None:
+                    found = shared.text_layer(number)
+                    if found is None:
+                        found = text_layer(number)
+                    text = "".join(block.text for block in found)
+                    page = scans.blocks(number, text) or found
+                    shared.remember(number, page)
+                blocks.extend(page)
                 request.progress(done, len(mine))
         finally:
             scans.close()

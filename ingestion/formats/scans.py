@@ -55,8 +55,8 @@ class ScannedPages:
         known = self._request.known_ocr.get(number)
         if known is not None:  # read by an earlier attempt (a checkpoint)
             return list(known)
-        if limits.ocr_page_seconds:
-            self._request.more_time(limits.ocr_page_seconds)
+        # Also what the worker counts OCR pages by (its work budget).
+        self._request.more_time(limits.ocr_page_seconds or 0.0)
         scanned = ocr.ocr_image(
             ocr.render_pdf_page(page),
             languages=limits.ocr_languages,

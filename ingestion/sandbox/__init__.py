@@ -123,6 +123,17 @@ class _Parser:
         self.process: ParserProcess | None = None
         self.conn: Channel | None = None
         self.memory_bytes: int | None = None
+        self._cpu_of_stopped = 0.0  # of the processes this parser was before
+        self._cpu_seen = 0.0  # of the current one, when last read
+
+    def cpu_seconds(self) -> float:
+        """CPU time of every process this parser has been, as far as read:
+        only ever grows, so a task's share is the difference."""
+        if self.process is not None:
+            seen = self.process.cpu_seconds()
+            if seen is not None:
+                self._cpu_seen = seen
+        return self._cpu_of_stopped + self._cpu_seen
 
     def start(self, *, memory_bytes: int | None) -> Channel:
         if (
@@ -149,8 +160,11 @@ class _Parser:
         if self.conn is not None:
             self.conn.close()
         if self.process is not None:
+            self.cpu_seconds()  # its last reading: the work it did still counts
             self.process.kill()
             self.process.join(timeout=5)
+            self._cpu_of_stopped += self._cpu_seen
+            self._cpu_seen = 0.0
         self.process = self.conn = None
 
     def crash_error(self) -> ParseError:
@@ -208,6 +222,10 @@ class ParseSandbox:
         for parser in self._parsers:
             parser.stop()
 
+    def cpu_seconds(self) -> float:
+        """CPU time these parsers have used, ever: a task's is the difference."""
+        return sum(parser.cpu_seconds() for parser in self._parsers)
+
     @staticmethod
     def _send(parser: _Parser, request: bytes, busy: dict[Channel, int]) -> None:
         """Send `request`; a parser found dead (it died idle) is restarted once."""
@@ -243,12 +261,14 @@ class ParseSandbox:
         progress: Callable[[int, int], None] = lambda done, total: None,
         known_ocr: dict[int, list[Block]] | None = None,
         ocr_read: Callable[[int, list[Block]], None] = lambda number, blocks: None,
+        ocr_page: Callable[[], None] = lambda: None,
     ) -> list[Block]:
         """Blocks of the document, or ParseError (ParseTimeout, FileTooLarge, ...).
 
         `known_ocr` (page number -> blocks) are pages an earlier attempt read by
         OCR, not read again; `ocr_read(number, blocks)` hears each page read by
-        OCR now."""
+        OCR now; `ocr_page()` hears of each page about to be read by OCR (it may
+        raise to stop the parse before that page is read)."""
         shards = _shard_count(kind, data, processes)
         known_ocr = known_ocr or {}
         requests = [
@@ -273,6 +293,7 @@ class ParseSandbox:
             interrupt=interrupt,
             progress=progress,
             ocr_read=ocr_read,
+            ocr_page=ocr_page,
         )
         if kind in PAGE_SHARDED_KINDS and shards > 1:
             # Each page comes from one shard, in order: a stable sort restores the file.
@@ -296,6 +317,7 @@ class ParseSandbox:
         embedded: Callable[[int, int], None] = lambda done, total: None,
         known_ocr: dict[int, list[Block]] | None = None,
         ocr_read: Callable[[int, list[Block]], None] = lambda number, blocks: None,
+        ocr_page: Callable[[], None] = lambda: None,
     ) -> Extracted:
         """Chunks of the document, and their vectors when `embedder` is given.
 
@@ -322,6 +344,7 @@ class ParseSandbox:
                 progress=progress,
                 known_ocr=known_ocr,
                 ocr_read=ocr_read,
+                ocr_page=ocr_page,
             )
             return Extracted(chunk_blocks(blocks, max_chunks=limits.max_chunks), None)
         shards = _shard_count(kind, data, processes)
@@ -339,6 +362,7 @@ class ParseSandbox:
             progress=progress,
             embedded=embedded,
             embed_timeout=embed_timeout,
+            ocr_page=ocr_page,
         )
         chunks = join_chunk_runs((part.chunks, part.text_length) for part in parts)
         if embedder is None or not chunks:
@@ -362,6 +386,7 @@ class ParseSandbox:
         embedded: Callable[[int, int], None] = lambda done, total: None,
         embed_timeout: float = 0.0,
         ocr_read: Callable[[int, list[Block]], None] = lambda number, blocks: None,
+        ocr_page: Callable[[], None] = lambda: None,
     ) -> list:
         """One request per parser, all at once; their answers in request order.
 
@@ -377,6 +402,7 @@ class ParseSandbox:
             embedded=embedded,
             embed_timeout=embed_timeout,
             ocr_read=ocr_read,
+            ocr_page=ocr_page,
         )
         try:
             for index, (parser, request) in enumerate(
@@ -414,6 +440,7 @@ class _Exchange:
         embedded: Callable[[int, int], None],
         embed_timeout: float,
         ocr_read: Callable[[int, list[Block]], None],
+        ocr_page: Callable[[], None],
     ) -> None:
         first = requests[0]
         embedder = first.embedder
@@ -423,6 +450,7 @@ class _Exchange:
         self.timeout = timeout
         self.progress = progress
         self.ocr_read = ocr_read
+        self.ocr_page = ocr_page
         self.read = {
             "operation": first.operation,
             "dimension": None if embedder is None else embedder.dimension,
@@ -458,6 +486,7 @@ class _Exchange:
             )
             raise ReplyRejected("the parser sent a reply that is not valid") from None
         if reply.kind == "time":
+            self.ocr_page()
             self._extend_deadline(index, reply.value)
         elif reply.kind == "progress":
             self._report_pages(index, reply.value)
@@ -469,7 +498,7 @@ class _Exchange:
             self._finish(conn, index, reply)
 
     def _extend_deadline(self, index: int, seconds: float) -> None:
-        # Bounded by the OCR page limits.
+        # One OCR page about to be read; bounded by the OCR page limits.
         self.extensions[index] += 1
         if self.max_extensions is not None and (
             self.extensions[index] > self.max_extensions

@@ -100,12 +100,30 @@ def memory_limit_problem(memory_bytes: int | None) -> str | None:
     return None
 
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time of process `pid` and its reaped children (OCR threads included),
+    from /proc; None where there is no /proc or the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # utime, stime, cutime, cstime: fields 14-17 of proc(5), after pid and comm.
+    return sum(int(value) for value in fields[11:15]) / _CLOCK_TICKS
+
+
 class ParserProcess:
     """A parser, as the worker sees it: the server forked it and reports its exit."""
 
     def __init__(self, server: ParserServer, pid: int) -> None:
         self.server = server
         self.pid = pid
+
+    def cpu_seconds(self) -> float | None:
+        return cpu_seconds(self.pid)
 
     @property
     def exitcode(self) -> int | None:

@@ -11,7 +11,7 @@ likeliest cause), and the parser that sent it is stopped.
                embed_batch, [[page, [block, ...]], ...]]
     replies   ["progress", done, total]       pages read so far
               ["page", number, [block, ...]]  a page just read by OCR
-              ["time", seconds]               wait longer (before an OCR page)
+              ["time", seconds]               an OCR page starts: wait longer
               ["embedded", done, total]       chunks embedded so far (0 first)
               ["ok", [block, ...]]            operation "blocks"
               ["ok", [[chunk, ...], vectors | nil, text_length(, terms)]]
@@ -259,8 +259,8 @@ def _read_embedded(message: list, *, limits: ParseLimits, **_: object) -> Reply:
 
 def _read_time(message: list, *, limits: ParseLimits, **_: object) -> Reply:
     _, seconds = wire_list(message, 2)
-    cap = limits.ocr_page_seconds
-    if type(seconds) is not float or cap is None or not 0 <= seconds <= cap:
+    cap = limits.ocr_page_seconds or 0.0  # without a page limit: 0, no more time
+    if type(seconds) is not float or not 0 <= seconds <= cap:
         raise WireError("more time than one OCR page may take")
     return Reply("time", seconds)
 

@@ -31,6 +31,7 @@ from tests.ingestion.hostile import (
     corpus_bytes,
     docx_zip_bomb,
     first_half,
+    shared_stream_pdf,
     slow_pdf,
     text_pages_pdf,
 )
@@ -141,6 +142,16 @@ def test_under_the_page_limit_the_same_pdf_is_read(ingest, settings):
     settings.INGESTION_MAX_PDF_PAGES = 6000
     task = ingest(blank_pages_pdf(5000), "blank.pdf", PDF)
     assert_failed(task, "empty_document")
+
+
+def test_a_small_pdf_whose_pages_share_one_stream_is_refused_in_a_moment(ingest):
+    # 29 KB: its 200 pages show one stream of 1,000 lines (a minute to read them).
+    started = time.monotonic()
+    task = ingest(shared_stream_pdf(200, 1000), "shared.pdf", PDF)
+
+    assert_failed(task, "too_many_chunks")
+    assert time.monotonic() - started < 5
+    assert task.work_cpu_seconds < 5
 
 
 def test_page_counting_stops_at_the_limit():

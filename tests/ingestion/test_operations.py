@@ -85,6 +85,7 @@ def test_status_as_json(busy_queue):
         "task_id": str(running.pk),
         "document_id": str(running.document_id),
         "worker_id": "w-1",
+        "lane": "light",
         "attempt": 2,
         "stage": "embedding",
         "completed": 3,

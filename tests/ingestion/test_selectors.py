@@ -87,6 +87,7 @@ class TestIngestionStatus:
                 "task_id": str(running.pk),
                 "document_id": str(running.document_id),
                 "worker_id": "w-7",
+                "lane": "light",
                 "attempt": 1,
                 "stage": "parse",
                 "completed": 1,

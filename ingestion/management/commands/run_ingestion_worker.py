@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import uuid
@@ -8,11 +9,19 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.arguments import positive_float, positive_int
+from ingestion.lanes import ALL_LANES, lanes_text, parse_lanes
 from ingestion.models import IngestionTask
 from ingestion.pipeline import check_parsers
 from ingestion.sandbox import SandboxError
 from ingestion.wakeups import WAKE_MODES, make_waiter
 from ingestion.worker import Worker
+
+
+def _lanes(text: str) -> frozenset[str]:
+    try:
+        return parse_lanes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class Command(BaseCommand):
@@ -55,6 +64,14 @@ class Command(BaseCommand):
             "(default: INGESTION_POLL_INTERVAL).",
         )
         parser.add_argument(
+            "--lanes",
+            type=_lanes,
+            default=ALL_LANES,
+            help="Claim only tasks of these lanes, comma-separated: light, heavy "
+            "(default both). A light-only worker gives a task it finds heavy back "
+            "to the queue, for the others (docs/operations.md, Lanes).",
+        )
+        parser.add_argument(
             "--wake",
             choices=WAKE_MODES,
             default="auto",
@@ -85,12 +102,14 @@ class Command(BaseCommand):
             poll_interval=options["poll_interval"] or settings.INGESTION_POLL_INTERVAL,
             waiter=waiter,
             write=self.stdout.write,
+            lanes=options["lanes"],
         )
         worker.install_signal_handlers()
         if options["loop"]:
             self.stdout.write(
                 f"started worker={worker.worker_id} wake={waiter.mode} "
-                f"poll_interval={worker.poll_interval:g}s"
+                f"poll_interval={worker.poll_interval:g}s "
+                f"lanes={lanes_text(worker.lanes)}"
             )
         stats = worker.run(task_id)
         if task_id is not None:
@@ -102,6 +121,6 @@ class Command(BaseCommand):
                 f"stopped worker={worker.worker_id} claimed={stats.claimed} "
                 f"succeeded={stats.succeeded} failed={stats.failed} "
                 f"retried={stats.retried} released={stats.released} "
-                f"yielded={stats.yielded} "
+                f"yielded={stats.yielded} rerouted={stats.rerouted} "
                 f"lost={stats.lost} missed={stats.missed}"
             )

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ingestion', '0004_fair_turns_per_submitter'),
+        ('ingestion', '0006_task_lanes'),
     ]
 
     operations = [

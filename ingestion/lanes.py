@@ -1,0 +1,60 @@
+"""Lanes: light and heavy tasks, so that a host can keep workers for light work.
+
+A task's lane is set at submit from what is known without reading the file: an
+image is read by OCR, a file past INGESTION_LIGHT_MAX_BYTES is large, both heavy;
+anything else starts light. A PDF's cost shows as soon as its parse starts: the
+parsers say how many pages it has before reading any, and ask for OCR before
+the first scanned page. The pipeline then moves the task to the heavy lane
+(`heavy_reason`); a worker that does not take heavy work gives it back at once,
+uncharged, for a worker that does (`claims.ingestion_task_release`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+
+from documents.uploads import kind_for_content_type
+
+from .models import TaskLane
+
+ALL_LANES = frozenset(TaskLane.values)
+# Kinds read by OCR page by page, whatever their size.
+OCR_KINDS = frozenset({"image"})
+
+
+def parse_lanes(text: str) -> frozenset[str]:
+    """`light,heavy` -> the lanes; ValueError for an unknown or empty list."""
+    lanes = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = lanes - ALL_LANES
+    if not lanes or unknown:
+        raise ValueError(
+            f"lanes are a comma-separated list of {', '.join(TaskLane.values)}"
+        )
+    return lanes
+
+
+def lane_at_submit(*, content_type: str, size_bytes: int) -> str:
+    """The lane a task starts in, from its document's type and size."""
+    try:
+        kind = kind_for_content_type(content_type)
+    except ValueError:
+        kind = ""  # the parse will say what is wrong with it, quickly
+    if kind in OCR_KINDS or size_bytes > settings.INGESTION_LIGHT_MAX_BYTES:
+        return TaskLane.HEAVY
+    return TaskLane.LIGHT
+
+
+def heavy_reason(*, pages: int | None = None, ocr: bool = False) -> str | None:
+    """Why a task found to have `pages` pages, or to need OCR, is heavy; None
+    while it may stay light."""
+    if ocr:
+        return "it has pages to read by OCR"
+    if pages is not None and pages > settings.INGESTION_LIGHT_MAX_PAGES:
+        return f"it has {pages} pages"
+    return None
+
+
+def lanes_text(lanes: Iterable[str]) -> str:
+    return ",".join(lane for lane in TaskLane.values if lane in lanes)
