@@ -403,7 +403,7 @@ INGESTION_TEXT_PARSE_SECONDS_PER_MIB = env.float(
     "INGESTION_TEXT_PARSE_SECONDS_PER_MIB", default=2.0
 )
 INGESTION_PARSE_MEMORY_BYTES = env.int(
-    "INGESTION_PARSE_MEMORY_BYTES", default=2 * 1024 * 1024 * 1024
+    "INGESTION_PARSE_MEMORY_BYTES", default=3 * 1024 * 1024 * 1024
 )
 INGESTION_MAX_PDF_PAGES = env.int("INGESTION_MAX_PDF_PAGES", default=2000)
 # Lanes (ingestion/lanes.py): a task is heavy when it needs OCR, has more PDF

@@ -245,3 +245,14 @@ def test_a_blank_large_page_reads_nothing_quickly():
     page = ocr.ocr_image(Image.new("L", (3400, 4400), 255))
     assert page.text == ""
     assert page.seconds < 10
+
+
+def test_each_page_gives_back_the_heap_its_inference_freed(monkeypatch):
+    # glibc keeps freed heap otherwise: a long scan's parser grew ~30 MB a page
+    # until its address-space limit stopped it.
+    trims = []
+    monkeypatch.setattr(ocr, "_MALLOC_TRIM", lambda pad: trims.append(pad))
+    font = ImageFont.load_default(size=34)
+    ocr.ocr_image(render(["Quarterly revenue grew"], font))
+    ocr.ocr_image(render(["Second page"], font))
+    assert trims == [0, 0]
