@@ -111,6 +111,12 @@ def run(turn: float, options, knowledge_base, scanner, writers, scan: bytes) -> 
         while IngestionTask.objects.filter(pk__in=ids, status="succeeded").count() < (
             len(ids)
         ):
+            # A failed or cancelled task never succeeds: say which, do not wait on.
+            ended = IngestionTask.objects.filter(
+                pk__in=ids, status__in=["failed", "cancelled"]
+            ).values_list("document__filename", "error_code")
+            if ended:
+                raise SystemExit(f"tasks ended unsucceeded: {list(ended)}")
             time.sleep(0.1)
         drained = time.monotonic() - began
     finally:
