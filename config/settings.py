@@ -391,6 +391,9 @@ INGESTION_SHUTDOWN_GRACE_SECONDS = env.float(
 # A task that has run this long while others wait gives its worker up at its next
 # page or batch and waits for its next turn, resuming from its checkpoints (0: never).
 INGESTION_TURN_SECONDS = env.float("INGESTION_TURN_SECONDS", default=20.0)
+# A heavy task (OCR, many pages) gives its worker up after this long when light
+# work waits: a small file waits seconds behind a long scan, not a whole turn.
+INGESTION_LIGHT_WAIT_SECONDS = env.float("INGESTION_LIGHT_WAIT_SECONDS", default=5.0)
 INGESTION_PARSE_TIMEOUT_SECONDS = env.float(
     "INGESTION_PARSE_TIMEOUT_SECONDS", default=120.0
 )

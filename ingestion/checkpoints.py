@@ -5,7 +5,9 @@
               from page k on
     parse     the chunks (and their BM25 terms when the parsers made them): a
               retry after a failure in embedding or indexing parses nothing
-    vectors   the chunks' vectors, under the embedder's name
+    vectors   the chunks' vectors, under the embedder's name; while the worker
+              embeds them (PDFs), each batch as it is made, so a task that yields
+              or is killed while embedding goes on from its next batch
 
 Sentence vectors need nothing here: they are stored by digest as they are made
 (`retrieval.answers.meaning`). Each key names what produced the output
@@ -121,12 +123,35 @@ class Checkpoints:
             [vectors.shape[1], vectors.astype("<f4").tobytes()],
         )
 
+    def vector_batches(self, size: int) -> dict[int, np.ndarray]:
+        """The batches of `size` chunks an earlier turn embedded: index -> vectors."""
+        batches: dict[int, np.ndarray] = {}
+        key = [self._vectors_key, size]
+        for index in artifact_pages(self.document_id, "vector-batch", key):
+            try:
+                dimension, data = artifact_read(self._batch_name(key, index))
+                vectors = np.frombuffer(data, dtype="<f4").reshape(-1, dimension)
+            except (TypeError, ValueError):  # missing or damaged: embedded again
+                continue
+            batches[index] = vectors.astype(np.float32)
+        return batches
+
+    def save_vector_batch(self, size: int, index: int, vectors: np.ndarray) -> bool:
+        """Keep the vectors of batch `index` (of `size` chunks); whether kept."""
+        return artifact_write(
+            self._batch_name([self._vectors_key, size], index),
+            [vectors.shape[1], vectors.astype("<f4").tobytes()],
+        )
+
     def discard(self) -> None:
         """The task is done with them (succeeded): its chunks hold the result."""
         artifacts_discard(document_id=self.document_id)
 
     def _ocr_name(self, number: int) -> str:
         return artifact_name(self.document_id, "ocr", self._ocr_key, page=number)
+
+    def _batch_name(self, key: list, index: int) -> str:
+        return artifact_name(self.document_id, "vector-batch", key, page=index)
 
     def _vectors_name(self) -> str:
         return artifact_name(self.document_id, "vectors", self._vectors_key)

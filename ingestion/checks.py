@@ -1,5 +1,5 @@
 """System checks of the parser sandbox (`manage.py check`; the worker runs the same
-test at its start-up, `pipeline.check_parsers`)."""
+test at its start-up, `parsers.check_parsers`)."""
 
 from __future__ import annotations
 

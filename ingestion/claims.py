@@ -408,9 +408,13 @@ def ingestion_task_fail(claim: TaskClaim, *, error_code: str, detail: str) -> bo
     return True
 
 
-def ingestion_tasks_waiting(*, besides: uuid.UUID) -> bool:
-    """Whether a task other than `besides` could be claimed now."""
-    return IngestionTask.objects.claimable().exclude(pk=besides).exists()
+def ingestion_lanes_waiting(
+    *, besides: uuid.UUID, lanes: frozenset[str] = ALL_LANES
+) -> set[str]:
+    """The lanes, of `lanes`, in which a task other than `besides` could be
+    claimed now."""
+    waiting = _in_lanes(IngestionTask.objects.claimable().exclude(pk=besides), lanes)
+    return set(waiting.order_by().values_list("lane", flat=True).distinct())
 
 
 def ingestion_task_yield(claim: TaskClaim) -> bool:
@@ -431,6 +435,7 @@ def ingestion_task_yield(claim: TaskClaim) -> bool:
             lease_expires_at=None,
             available_at=timezone.now(),
             yielded_at=timezone.now(),
+            yields=F("yields") + 1,
             turn=next_turn(submitted_by_id=claim.submitted_by_id),
         )
         if not moved:

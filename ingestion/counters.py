@@ -1,4 +1,5 @@
-"""Worker-side counters for `/metrics` (claims, missed claims, leases reclaimed)."""
+"""Worker-side counters for `/metrics` (claims, missed claims, leases reclaimed,
+turns yielded)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .models import WorkerCounter
 CLAIMS = "claims"
 MISSED_CLAIMS = "missed_claims"
 LEASES_RECLAIMED = "leases_reclaimed"
+TURNS_YIELDED = "turns_yielded"
 
 
 def worker_counter_add(name: str, *, worker_id: str, amount: int = 1) -> None:

@@ -7,6 +7,10 @@ parsers say how many pages it has before reading any, and ask for OCR before
 the first scanned page. The pipeline then moves the task to the heavy lane
 (`heavy_reason`); a worker that does not take heavy work gives it back at once,
 uncharged, for a worker that does (`claims.ingestion_task_release`).
+
+A running task yields its worker at its next checkpoint once its turn is over
+and others wait (`turn_is_over`); a heavy task's turn is short when light work
+waits.
 """
 
 from __future__ import annotations
@@ -54,6 +58,21 @@ def heavy_reason(*, pages: int | None = None, ocr: bool = False) -> str | None:
     if pages is not None and pages > settings.INGESTION_LIGHT_MAX_PAGES:
         return f"it has {pages} pages"
     return None
+
+
+def turn_is_over(
+    *, lane: str, ran: float, waiting: Iterable[str], turn: float, light_wait: float
+) -> bool:
+    """Whether a task of `lane` that has run `ran` seconds gives its worker up to
+    tasks of the `waiting` lanes: after `turn` seconds to any, after `light_wait`
+    when it is heavy and light work waits (a small file then waits seconds behind
+    a long scan, not a whole turn)."""
+    waiting = set(waiting)
+    if not turn or not waiting:
+        return False
+    if lane == TaskLane.HEAVY and TaskLane.LIGHT in waiting:
+        return ran >= min(turn, light_wait)
+    return ran >= turn
 
 
 def lanes_text(lanes: Iterable[str]) -> str:

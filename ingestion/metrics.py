@@ -183,6 +183,7 @@ class IngestionCollector(Collector):
             ("claims", "Tasks claimed by workers."),
             ("missed_claims", "Claim attempts another worker won first."),
             ("leases_reclaimed", "Running tasks taken back after their lease expired."),
+            ("turns_yielded", "Running tasks given back at a checkpoint for others."),
         ):
             yield CounterMetricFamily(
                 f"curator_ingestion_{name}", help_text, value=totals.get(name, 0)

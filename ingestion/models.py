@@ -190,6 +190,8 @@ class IngestionTask(models.Model):
     # (`yield_turn`): queued with it set is "waiting for its next turn". Cleared
     # by release and retry, which start it afresh.
     yielded_at = models.DateTimeField(null=True, blank=True)
+    # How many times it was given back so (each run after the first resumes).
+    yields = models.PositiveIntegerField(default=0)
 
     objects = IngestionTaskQuerySet.as_manager()
 

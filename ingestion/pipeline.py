@@ -24,17 +24,14 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-import numpy as np
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import DatabaseError
 
 from documents.models import Document
 from documents.uploads import kind_for_content_type
-from retrieval.answers.evidence import sentence_texts
 from retrieval.answers.meaning import get_meaning
 from retrieval.embeddings import get_embedder
-from retrieval.errors import ProviderUnavailable
 from retrieval.services import chunk_rows
 
 from . import claims
@@ -44,7 +41,6 @@ from .blocks import (
     OcrTimeout,
     OcrUnavailable,
     ParseError,
-    ParseLimits,
     PasswordProtected,
     TextTooLarge,
     TooManyChunks,
@@ -55,18 +51,16 @@ from .blocks import (
 from .budget import WorkBudgetExceeded, WorkLimits, WorkMeter
 from .checkpoints import Checkpoints
 from .claims import TaskClaim, TaskLost
+from .embedding import EmbeddingUnavailable, embed_chunks, embed_sentences
 from .lanes import ALL_LANES, heavy_reason
 from .models import ErrorCode, TaskLane, TaskStage
-from .sandbox import (
-    Extracted,
-    ParseSandbox,
-    ParseTimeout,
-    SandboxOptions,
-    configure,
-    memory_limit_problem,
-    parser_account,
-    shared_sandbox,
+from .parsers import (
+    configure_parsers,
+    parse_limits,
+    parse_memory_bytes,
+    parse_timeout_seconds,
 )
+from .sandbox import Extracted, ParseSandbox, ParseTimeout, shared_sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -100,92 +94,6 @@ PARSE_ERROR_CODES: tuple[tuple[type[ParseError], str], ...] = (
 )
 
 
-def parse_limits() -> ParseLimits:
-    return ParseLimits(
-        max_pdf_pages=settings.INGESTION_MAX_PDF_PAGES,
-        max_docx_uncompressed_bytes=settings.INGESTION_MAX_DOCX_UNCOMPRESSED_BYTES,
-        max_docx_compression_ratio=settings.INGESTION_MAX_DOCX_COMPRESSION_RATIO,
-        max_slides=settings.INGESTION_MAX_SLIDES,
-        max_sheet_cells=settings.INGESTION_MAX_SHEET_CELLS,
-        ocr_enabled=settings.OCR_ENABLED,
-        ocr_languages=tuple(settings.OCR_LANGUAGES),
-        ocr_page_seconds=settings.OCR_PAGE_TIMEOUT_SECONDS or None,
-        max_ocr_pages=settings.OCR_MAX_PAGES or None,
-        max_text_chars=settings.INGESTION_MAX_TEXT_CHARS or None,
-        max_chunks=settings.INGESTION_MAX_CHUNKS_PER_DOCUMENT or None,
-        max_blocks=settings.INGESTION_MAX_BLOCKS_PER_DOCUMENT or None,
-    )
-
-
-# Read whole by parsers whose time grows with the file's size alone (linear:
-# docs/security/parsing.md), unlike pages of a PDF or OCR.
-TEXT_KINDS = frozenset({"text", "markdown", "html"})
-
-
-def parse_timeout_seconds(kind: str, size: int) -> float:
-    """The wall-clock limit of parsing `size` bytes of `kind`: text kinds get a
-    base plus a share per MiB, so that a small hostile file fails fast; every
-    limit is at most INGESTION_PARSE_TIMEOUT_SECONDS."""
-    ceiling = settings.INGESTION_PARSE_TIMEOUT_SECONDS
-    if kind not in TEXT_KINDS:
-        return ceiling
-    scaled = (
-        settings.INGESTION_TEXT_PARSE_BASE_SECONDS
-        + settings.INGESTION_TEXT_PARSE_SECONDS_PER_MIB * size / 2**20
-    )
-    return min(ceiling, round(scaled, 1))
-
-
-def parse_memory_bytes() -> int | None:
-    return settings.INGESTION_PARSE_MEMORY_BYTES or None
-
-
-def configure_parsers() -> None:
-    """Have this process's parsers start as the settings say (user, environment,
-    reply size); does nothing when they already do."""
-    configure(
-        SandboxOptions(
-            user=settings.INGESTION_PARSER_USER,
-            passed_variables=tuple(settings.INGESTION_PARSER_ENV),
-            reply_max_bytes=settings.INGESTION_PARSE_REPLY_MAX_BYTES,
-        )
-    )
-
-
-def check_parsers() -> None:
-    """At a worker's start-up: SandboxError when the parsers cannot run as the
-    settings say; a warning when their memory limit cannot be applied."""
-    parser_account(settings.INGESTION_PARSER_USER)
-    problem = memory_limit_problem(parse_memory_bytes())
-    if problem:
-        logger.warning(
-            "parser memory limit cannot be applied: %s; parsers run without "
-            "INGESTION_PARSE_MEMORY_BYTES=%s",
-            problem,
-            parse_memory_bytes(),
-        )
-    configure_parsers()
-
-
-def warm_parser() -> None:
-    """Get this process's parsers ready ahead of the first task, without waiting."""
-    configure_parsers()
-    shared_sandbox().prepare(
-        memory_bytes=parse_memory_bytes(),
-        processes=settings.INGESTION_PARSE_PROCESSES,
-    )
-
-
-def start_parsers() -> None:
-    """Have this process's parsers running (started, or restarted after a kill), so
-    that the next task does not wait for them; does nothing when they are."""
-    configure_parsers()
-    shared_sandbox().start(
-        memory_bytes=parse_memory_bytes(),
-        processes=settings.INGESTION_PARSE_PROCESSES,
-    )
-
-
 class IngestionPipeline:
     def __init__(
         self,
@@ -193,7 +101,7 @@ class IngestionPipeline:
         on_progress: ProgressCallback | None = None,
         *,
         interrupt: Callable[[], None] = lambda: None,
-        turn_over: Callable[[], None] = lambda: None,
+        turn_over: Callable[[str], None] = lambda lane: None,
         sandbox: ParseSandbox | None = None,
         lanes: frozenset[str] = ALL_LANES,
     ):
@@ -267,12 +175,28 @@ class IngestionPipeline:
         vectors = extracted.vectors
         if vectors is None:
             vectors = checkpoints.vectors(len(chunks))
-        if vectors is None:
-            vectors = self.embed(chunks)
-            checkpoints.save_vectors(vectors)
-        else:
-            self.report(TaskStage.EMBEDDING, len(chunks), len(chunks))
-        self.embed_sentences(chunks)
+        try:
+            if vectors is None:
+                vectors = embed_chunks(
+                    self.embedder,
+                    chunks,
+                    batch=self.batch_size,
+                    checkpoints=checkpoints,
+                    report=self.report,
+                    turn_over=self._turn_over,
+                )
+                checkpoints.save_vectors(vectors)
+            else:
+                self.report(TaskStage.EMBEDDING, len(chunks), len(chunks))
+            embed_sentences(
+                self.meaning,
+                chunks,
+                batch=self.batch_size,
+                report=self.report,
+                turn_over=self._turn_over,
+            )
+        except EmbeddingUnavailable as error:
+            raise IngestionFailure(error.error_code, str(error)) from error
 
         self.report(TaskStage.INDEXING, 0, len(chunks))
         rows = chunk_rows(
@@ -358,7 +282,11 @@ class IngestionPipeline:
         self._pages = total
         self.report(TaskStage.PARSE, done, total)
         if self._pages_kept:
-            self.turn_over()  # the progress just noted is written as it stops
+            self._turn_over()
+
+    def _turn_over(self) -> None:
+        # The progress just noted is written as it stops.
+        self.turn_over(self.lane)
 
     def _ocr_page_read(
         self, checkpoints: Checkpoints, number: int, blocks: list
@@ -487,44 +415,3 @@ class IngestionPipeline:
                 "without a text layer).",
             )
         return extracted
-
-    def embed_sentences(self, chunks: list) -> None:
-        """The vectors of the chunks' sentences that the answerer's model of
-        meaning has not stored yet (`retrieval.answers.meaning`): made here, so
-        that no question waits for them. Progress counts sentences."""
-        if self.meaning is None or not chunks:
-            return
-        texts = [
-            text
-            for chunk in chunks
-            for text in sentence_texts(chunk.text, chunk.heading_path, chunk.page)
-        ]
-        try:
-            self.meaning.remember(
-                texts,
-                batch=self.batch_size,
-                on_progress=lambda done, total: self.report(
-                    TaskStage.EMBEDDING, done, total
-                ),
-            )
-        except ProviderUnavailable as error:
-            raise IngestionFailure(
-                ErrorCode.PROVIDER_UNAVAILABLE,
-                f"The embedding provider is unavailable ({type(error).__name__}).",
-            ) from error
-
-    def embed(self, chunks: list):
-        total = len(chunks)
-        self.report(TaskStage.EMBEDDING, 0, total)
-        parts = []
-        for start in range(0, total, self.batch_size):
-            batch = chunks[start : start + self.batch_size]
-            try:
-                parts.append(self.embedder.embed([chunk.text for chunk in batch]))
-            except ProviderUnavailable as error:
-                raise IngestionFailure(
-                    ErrorCode.PROVIDER_UNAVAILABLE,
-                    f"The embedding provider is unavailable ({type(error).__name__}).",
-                ) from error
-            self.report(TaskStage.EMBEDDING, min(start + len(batch), total), total)
-        return np.concatenate(parts).astype(np.float32, copy=False)

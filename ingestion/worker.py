@@ -40,7 +40,7 @@ from django.db import DatabaseError, connection
 from . import claims, counters
 from .claims import TaskClaim, TaskLost
 from .heartbeat import heartbeat_for
-from .lanes import ALL_LANES
+from .lanes import ALL_LANES, turn_is_over
 from .models import ErrorCode, TaskLane, TaskStatus
 from .outage import (
     CONNECTION_ERRORS,
@@ -48,13 +48,8 @@ from .outage import (
     close_connection,
     refresh_connections,
 )
-from .pipeline import (
-    HeavyTask,
-    IngestionFailure,
-    IngestionPipeline,
-    start_parsers,
-    warm_parser,
-)
+from .parsers import start_parsers, warm_parser
+from .pipeline import HeavyTask, IngestionFailure, IngestionPipeline
 from .spreading import CandidatePicker
 from .wakeups import PollWaiter, Waiter
 
@@ -91,6 +86,14 @@ class Outcome(StrEnum):
     heavy lane, no attempt charged."""
     LOST = "lost"
     """Cancelled or taken over; nothing of this run kept."""
+
+
+# The worker's stats added to the shared counters: counter -> WorkerStats field.
+FLUSHED_STATS = {
+    counters.CLAIMS: "claimed",
+    counters.MISSED_CLAIMS: "missed",
+    counters.TURNS_YIELDED: "yielded",
+}
 
 
 @dataclass
@@ -136,6 +139,7 @@ class Worker:
         self.turn_seconds = (
             settings.INGESTION_TURN_SECONDS if turn_seconds is None else turn_seconds
         )
+        self.light_wait = settings.INGESTION_LIGHT_WAIT_SECONDS
         self.write = write
         self.outage = DatabaseOutage(
             name=f"worker={worker_id}", delays=reconnect_delays, write=write
@@ -146,7 +150,7 @@ class Worker:
         self.picker = CandidatePicker(lanes=lanes)
         self._reclaim_due = 0.0
         self._counters_due = 0.0
-        self._flushed = {counters.CLAIMS: 0, counters.MISSED_CLAIMS: 0}
+        self._flushed = dict.fromkeys(FLUSHED_STATS, 0)
         self._parsers_failing = False
 
     # --- lifecycle -------------------------------------------------------------
@@ -182,7 +186,8 @@ class Worker:
         return self.stats
 
     def _flush_counters(self, *, force: bool = False) -> None:
-        """Add this worker's claims and missed claims to the shared counters.
+        """Add this worker's claims, missed claims and yields to the shared
+        counters.
 
         Batched (every COUNTER_FLUSH_SECONDS and at exit) so that counting never
         adds a write to every claim.
@@ -191,13 +196,9 @@ class Worker:
         if not force and now < self._counters_due:
             return
         self._counters_due = now + COUNTER_FLUSH_SECONDS
-        pending = {
-            counters.CLAIMS: self.stats.claimed - self._flushed[counters.CLAIMS],
-            counters.MISSED_CLAIMS: self.stats.missed
-            - self._flushed[counters.MISSED_CLAIMS],
-        }
         try:
-            for name, amount in pending.items():
+            for name, stat in FLUSHED_STATS.items():
+                amount = getattr(self.stats, stat) - self._flushed[name]
                 counters.worker_counter_add(
                     name, worker_id=self.worker_id, amount=amount
                 )
@@ -313,16 +314,29 @@ class Worker:
         if self._release_at is not None and time.monotonic() >= self._release_at:
             raise ReleaseRequested
 
-    def _turn_over(self, claim: TaskClaim, started: float, asked: list[float]) -> None:
-        """Raise YieldRequested once the task has had its turn and others wait
-        (asked at most every WAITING_CHECK_SECONDS; `asked` holds the last time)."""
+    def _turn_over(
+        self, claim: TaskClaim, started: float, asked: list[float], lane: str
+    ) -> None:
+        """Raise YieldRequested once the task, now of `lane`, has had its turn and
+        others that this worker takes wait (`lanes.turn_is_over`; asked at most
+        every WAITING_CHECK_SECONDS, `asked` holding the last time)."""
         now = time.monotonic()
-        if not self.turn_seconds or now - started < self.turn_seconds:
+        ran = now - started
+        if not self.turn_seconds or ran < min(self.turn_seconds, self.light_wait):
             return
         if asked and now - asked[0] < WAITING_CHECK_SECONDS:
             return
         asked[:] = [now]
-        if claims.ingestion_tasks_waiting(besides=claim.task_id):
+        waiting = claims.ingestion_lanes_waiting(
+            besides=claim.task_id, lanes=self.lanes
+        )
+        if turn_is_over(
+            lane=lane,
+            ran=ran,
+            waiting=waiting,
+            turn=self.turn_seconds,
+            light_wait=self.light_wait,
+        ):
             raise YieldRequested
 
     def _run_pipeline(self, claim: TaskClaim, lost: threading.Event) -> Outcome:

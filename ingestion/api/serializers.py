@@ -9,6 +9,7 @@ class IngestionTaskSerializer(serializers.ModelSerializer):
     task_id = serializers.UUIDField(source="id")
     document_id = serializers.UUIDField()
     available_at = serializers.SerializerMethodField()
+    waiting_for_turn = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = IngestionTask
@@ -20,6 +21,10 @@ class IngestionTaskSerializer(serializers.ModelSerializer):
             "completed",
             "total",
             "attempt",
+            "lane",
+            "yields",
+            "yielded_at",
+            "waiting_for_turn",
             "error_code",
             "error_detail",
             "worker_id",

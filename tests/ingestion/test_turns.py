@@ -121,3 +121,112 @@ def test_a_task_whose_pages_cannot_be_kept_does_not_yield(
 
     assert list(stats.outcomes) == [str(heavy.pk), str(light.pk)]
     assert set(stats.outcomes.values()) == {Outcome.SUCCEEDED}
+
+
+@pytest.mark.parametrize(
+    ("lane", "ran", "waiting", "over"),
+    [
+        ("heavy", 4.0, {"light"}, False),  # light work waits, not for long yet
+        ("heavy", 5.0, {"light"}, True),  # ... now it has: the scan steps aside
+        ("heavy", 19.0, {"heavy"}, False),  # another scan waits a whole turn
+        ("heavy", 20.0, {"heavy"}, True),
+        ("light", 19.0, {"light"}, False),  # light work never cuts a light turn
+        ("light", 20.0, {"light", "heavy"}, True),
+        ("heavy", 600.0, set(), False),  # nobody waits
+    ],
+)
+def test_a_heavy_turn_is_short_when_light_work_waits(lane, ran, waiting, over):
+    from ingestion.lanes import turn_is_over
+
+    assert (
+        turn_is_over(lane=lane, ran=ran, waiting=waiting, turn=20.0, light_wait=5.0)
+        is over
+    )
+
+
+def test_a_scan_yields_to_waiting_light_work_before_its_whole_turn(
+    knowledge_base, submit, run_worker, settings
+):
+    settings.INGESTION_LIGHT_WAIT_SECONDS = 0.001
+    heavy = scan(knowledge_base, submit)
+    light = note(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=3600, max_tasks=2)
+
+    assert list(stats.outcomes.items()) == [
+        (str(heavy.pk), Outcome.YIELDED),
+        (str(light.pk), Outcome.SUCCEEDED),
+    ]
+
+
+def test_a_heavy_only_worker_does_not_yield_to_light_work_it_never_takes(
+    knowledge_base, submit, run_worker
+):
+    from ingestion.models import IngestionTask
+
+    heavy = scan(knowledge_base, submit)
+    IngestionTask.objects.filter(pk=heavy.pk).update(lane="heavy")  # found so
+    light = note(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=0.001, lanes=frozenset({"heavy"}))
+
+    assert stats.outcomes == {str(heavy.pk): Outcome.SUCCEEDED}
+    assert stats.yielded == 0
+    light.refresh_from_db()
+    assert light.status == "queued"
+
+
+def test_embedding_in_the_worker_yields_between_kept_batches_and_resumes(
+    knowledge_base, submit, run_worker, settings, monkeypatch
+):
+    """Vectors made in the worker (a model that cannot run in the parsers, or a
+    PDF) are kept batch by batch: a turn that ends while embedding goes on from
+    its next batch, and the result equals an uninterrupted run's."""
+    from ingestion import pipeline
+    from retrieval.embeddings import HashingEmbedder
+
+    embedded: list[str] = []
+
+    class WorkerOnlyEmbedder(HashingEmbedder):
+        portable = False
+
+        def __init__(self):
+            super().__init__(settings.EMBEDDING_DIMENSION)
+
+        def embed(self, texts):
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    monkeypatch.setattr(pipeline, "get_embedder", WorkerOnlyEmbedder)
+    settings.INGESTION_EMBED_BATCH = 2
+    sections = "\n\n".join(
+        f"# Section {n}\n\n" + f"Clause {n} sets the deposit at {n} months. " * 40
+        for n in range(1, 7)
+    )
+
+    def long_note():
+        return submit(
+            DocumentFactory(knowledge_base=knowledge_base, content=sections.encode())
+        )
+
+    task = long_note()
+    other = note(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=0.001, max_tasks=1)
+    task.refresh_from_db()
+    assert stats.outcomes == {str(task.pk): Outcome.YIELDED}
+    assert (task.stage, task.completed, task.yields) == ("embedding", 2, 1)
+    assert task.waiting_for_turn
+
+    run_worker(turn_seconds=0.001)
+    task.refresh_from_db()
+    other.refresh_from_db()
+    assert (task.status, other.status) == ("succeeded", "succeeded")
+    chunk_texts = [c.text for c in Chunk.objects.filter(document_id=task.document_id)]
+    assert len(chunk_texts) > 2
+    # Each chunk embedded once across both turns: no kept batch made again.
+    assert sorted(t for t in embedded if t in chunk_texts) == sorted(chunk_texts)
+
+    reference = long_note()
+    run_worker(reference.pk, turn_seconds=0)
+    assert chunk_rows(task) == chunk_rows(reference) != []

@@ -357,7 +357,7 @@ class TestClaiming:
         assert stats.claimed == 0
 
     def test_an_idle_loop_worker_gets_its_parsers_running(self, settings, monkeypatch):
-        from ingestion import pipeline
+        from ingestion import parsers
         from ingestion.sandbox import ParseSandbox
         from ingestion.wakeups import PollWaiter
         from ingestion.worker import Worker
@@ -368,7 +368,7 @@ class TestClaiming:
                 return False
 
         sandbox = ParseSandbox()
-        monkeypatch.setattr(pipeline, "shared_sandbox", lambda: sandbox)
+        monkeypatch.setattr(parsers, "shared_sandbox", lambda: sandbox)
         settings.INGESTION_PARSE_PROCESSES = 2
 
         def idle_once():
@@ -392,7 +392,7 @@ class TestClaiming:
     def test_an_idle_loop_worker_carries_on_when_its_parsers_cannot_start(
         self, monkeypatch, caplog
     ):
-        from ingestion import pipeline
+        from ingestion import parsers
         from ingestion.wakeups import PollWaiter
         from ingestion.worker import Worker
 
@@ -413,7 +413,7 @@ class TestClaiming:
                 # ... but cannot fork: it exits, and this is what the worker sees.
                 raise EOFError("unexpected EOF")
 
-        monkeypatch.setattr(pipeline, "shared_sandbox", NoForks)
+        monkeypatch.setattr(parsers, "shared_sandbox", NoForks)
         waiter = StopAfterThreeWaits()
         with caplog.at_level("WARNING", logger="ingestion.worker"):
             stats = Worker(

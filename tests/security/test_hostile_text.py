@@ -107,7 +107,7 @@ def test_a_text_file_gets_a_time_limit_of_its_size_and_the_worker_carries_on(
 
 
 def test_the_text_limit_grows_with_the_size_up_to_the_parse_limit(settings):
-    from ingestion.pipeline import parse_timeout_seconds
+    from ingestion.parsers import parse_timeout_seconds
 
     settings.INGESTION_PARSE_TIMEOUT_SECONDS = 120
     settings.INGESTION_TEXT_PARSE_BASE_SECONDS = 10

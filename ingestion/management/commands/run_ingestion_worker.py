@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.arguments import positive_float, positive_int
 from ingestion.lanes import ALL_LANES, lanes_text, parse_lanes
 from ingestion.models import IngestionTask
-from ingestion.pipeline import check_parsers
+from ingestion.parsers import check_parsers
 from ingestion.sandbox import SandboxError
 from ingestion.wakeups import WAKE_MODES, make_waiter
 from ingestion.worker import Worker
