@@ -33,11 +33,6 @@ package does not touch Django, so the parser processes stay small.
 from __future__ import annotations
 
 import atexit
-import logging
-import math
-import os
-import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
@@ -46,12 +41,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..blocks import Block, FileTooLarge, ParseError, ParseLimits
+from ..blocks import Block, ParseLimits
 from ..chunking import Chunk, chunk_blocks, join_chunk_runs
 from . import wire
-from .channel import Channel, MessageTooLarge
+from .channel import Channel
+from .exchange import (
+    ERROR_GRACE,
+    Exchange,
+    ParserProcessError,
+    ParseTimeout,
+    results,
+)
 from .processes import (
-    ParserProcess,
     ParserServer,
     SandboxError,
     SandboxOptions,
@@ -59,6 +60,7 @@ from .processes import (
     parser_account,
 )
 from .server import OUT_OF_MEMORY_EXIT, POLL_SECONDS
+from .slots import ParserSlot
 from .wire import ReplyRejected
 
 if TYPE_CHECKING:
@@ -67,9 +69,6 @@ if TYPE_CHECKING:
     from retrieval.embeddings import Embedder
     from retrieval.terms import ChunkTerms
 
-logger = logging.getLogger(__name__)
-
-ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
 PAGE_SHARDED_KINDS = frozenset({"pdf"})
 HEADING_SHARDED_KINDS = frozenset({"docx"})
 # Each part re-reads the whole XML: below this size a second process saves less
@@ -97,15 +96,6 @@ __all__ = [
 ]
 
 
-class ParseTimeout(ParseError):
-    """The parse ran past its wall-clock limit and was killed."""
-
-
-class ParserProcessError(Exception):
-    """Chunking or embedding failed in a parser process, or a request could not be
-    read there: a fault of ours, not of the file (the worker's `internal_error`)."""
-
-
 @dataclass(frozen=True)
 class Extracted:
     """A document's chunks and, when the parsers embedded them, their vectors."""
@@ -113,82 +103,6 @@ class Extracted:
     chunks: list[Chunk]
     vectors: np.ndarray | None
     terms: list[ChunkTerms] | None = None  # made beside the vectors
-
-
-class _Parser:
-    """One parser process and the worker's end of its pipe."""
-
-    def __init__(self, server: ParserServer) -> None:
-        self.server = server
-        self.process: ParserProcess | None = None
-        self.conn: Channel | None = None
-        self.memory_bytes: int | None = None
-        self._cpu_of_stopped = 0.0  # of the processes this parser was before
-        self._cpu_seen = 0.0  # of the current one, when last read
-
-    def cpu_seconds(self) -> float:
-        """CPU time of every process this parser has been, as far as read:
-        only ever grows, so a task's share is the difference."""
-        if self.process is not None:
-            seen = self.process.cpu_seconds()
-            if seen is not None:
-                self._cpu_seen = seen
-        return self._cpu_of_stopped + self._cpu_seen
-
-    def start(self, *, memory_bytes: int | None) -> Channel:
-        if (
-            self.conn is not None
-            and self.process is not None
-            and self.process.is_alive()
-            and self.memory_bytes == memory_bytes
-            # An idle parser has nothing to say: one that does (a second answer,
-            # or EOF) is not reused.
-            and not wait([self.conn], 0)
-        ):
-            return self.conn
-        self.stop()
-        # Django's logging settings are not loaded there: carry pdfminer's level over.
-        self.process, self.conn = self.server.start_parser(
-            memory_bytes=memory_bytes,
-            worker_pid=os.getpid(),
-            pdfminer_level=logging.getLogger("pdfminer").getEffectiveLevel(),
-        )
-        self.memory_bytes = memory_bytes
-        return self.conn
-
-    def stop(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-        if self.process is not None:
-            self.cpu_seconds()  # its last reading: the work it did still counts
-            self.process.kill()
-            self.process.join(timeout=5)
-            self._cpu_of_stopped += self._cpu_seen
-            self._cpu_seen = 0.0
-        self.process = self.conn = None
-
-    def crash_error(self) -> ParseError:
-        """Why the parser's pipe closed; the parser is stopped."""
-        exitcode = None
-        if self.process is not None:
-            self.process.join(timeout=1)
-            exitcode = self.process.exitcode
-        self.stop()
-        if exitcode == -signal.SIGKILL:
-            return FileTooLarge(
-                "the parser was killed, most likely for using too much memory"
-            )
-        if exitcode == OUT_OF_MEMORY_EXIT:
-            return _out_of_memory(self.memory_bytes)
-        return ParseError(f"the parser stopped unexpectedly ({exitcode})")
-
-
-def _out_of_memory(memory_bytes: int | None) -> FileTooLarge:
-    return FileTooLarge(
-        f"parsing needed more than the {memory_bytes // 2**20} MiB memory limit"
-        if memory_bytes
-        else "parsing ran out of memory"
-    )
 
 
 _server = ParserServer()
@@ -203,7 +117,7 @@ def configure(options: SandboxOptions) -> None:
 class ParseSandbox:
     def __init__(self, server: ParserServer | None = None) -> None:
         self.server = server or _server
-        self._parsers: list[_Parser] = []
+        self._parsers: list[ParserSlot] = []
 
     def start(self, *, memory_bytes: int | None, processes: int = 1) -> None:
         """Start the parsers now (if needed), so the first parse finds them warm."""
@@ -227,7 +141,7 @@ class ParseSandbox:
         return sum(parser.cpu_seconds() for parser in self._parsers)
 
     @staticmethod
-    def _send(parser: _Parser, request: bytes, busy: dict[Channel, int]) -> None:
+    def _send(parser: ParserSlot, request: bytes, busy: dict[Channel, int]) -> None:
         """Send `request`; a parser found dead (it died idle) is restarted once."""
         for attempt in range(2):
             try:
@@ -241,9 +155,9 @@ class ParseSandbox:
                 parser.start(memory_bytes=parser.memory_bytes)
                 busy[parser.conn] = index
 
-    def _parsers_for(self, count: int, memory_bytes: int | None) -> list[_Parser]:
+    def _parsers_for(self, count: int, memory_bytes: int | None) -> list[ParserSlot]:
         while len(self._parsers) < count:
-            self._parsers.append(_Parser(self.server))
+            self._parsers.append(ParserSlot(self.server))
         for parser in self._parsers[:count]:
             parser.start(memory_bytes=memory_bytes)
         return self._parsers[:count]
@@ -393,7 +307,7 @@ class ParseSandbox:
         `progress(done, total)` hears the pages read by all of them together,
         `embedded(done, total)` the chunks they embedded."""
         parsers = self._parsers_for(len(requests), memory_bytes)
-        exchange = _Exchange(
+        exchange = Exchange(
             self.server,
             parsers,
             requests,
@@ -421,157 +335,7 @@ class ParseSandbox:
             exchange.stop_busy_parsers()
             raise
         exchange.stop_busy_parsers()  # a shard failed; the others' work is moot
-        return _results(exchange.replies, parsers, memory_bytes)
-
-
-class _Exchange:
-    """The state of one `ParseSandbox._run`: which parsers still owe their reply,
-    the replies in, the pages read and the deadline requests for time push back,
-    the chunks embedded and the deadline of each parser that embeds."""
-
-    def __init__(
-        self,
-        server: ParserServer,
-        parsers: list[_Parser],
-        requests: list[wire.Request],
-        *,
-        timeout: float,
-        progress: Callable[[int, int], None],
-        embedded: Callable[[int, int], None],
-        embed_timeout: float,
-        ocr_read: Callable[[int, list[Block]], None],
-        ocr_page: Callable[[], None],
-    ) -> None:
-        first = requests[0]
-        embedder = first.embedder
-        self.shards = len(requests)
-        self.server = server
-        self.parsers = parsers
-        self.timeout = timeout
-        self.progress = progress
-        self.ocr_read = ocr_read
-        self.ocr_page = ocr_page
-        self.read = {
-            "operation": first.operation,
-            "dimension": None if embedder is None else embedder.dimension,
-            "limits": first.limits,
-        }
-        self.max_extensions = first.limits.max_ocr_pages
-        self.deadline = time.monotonic() + timeout
-        # A parser is "busy" from before its request is sent until its whole reply
-        # is read: whatever interrupts that leaves a half-written request or an
-        # unread reply in its pipe, so it is stopped rather than reused.
-        self.busy: dict[Channel, int] = {}
-        self.replies: list[wire.Reply | None] = [None] * self.shards
-        self.pages: dict[int, tuple[int, int]] = {}  # per shard: (read, of)
-        self.extensions = [0] * self.shards
-        self.embedded = embedded
-        self.embed_timeout = embed_timeout
-        self.chunks: dict[int, tuple[int, int]] = {}  # per shard: (embedded, of)
-        self.embed_deadlines: dict[int, float] = {}  # per shard that embeds
-
-    def receive(self, conn: Channel) -> None:
-        """Read and act on one message from the parser on `conn`."""
-        index = self.busy[conn]
-        try:
-            reply = wire.decode_reply(
-                conn.recv(self.server.options.reply_max_bytes), **self.read
-            )
-        except (EOFError, OSError):
-            del self.busy[conn]
-            raise self.parsers[index].crash_error() from None
-        except (MessageTooLarge, ReplyRejected) as error:
-            logger.warning(
-                "parser reply refused, parser stopped (%s)", type(error).__name__
-            )
-            raise ReplyRejected("the parser sent a reply that is not valid") from None
-        if reply.kind == "time":
-            self.ocr_page()
-            self._extend_deadline(index, reply.value)
-        elif reply.kind == "progress":
-            self._report_pages(index, reply.value)
-        elif reply.kind == "page":
-            self.ocr_read(*reply.value)
-        elif reply.kind == "embedded":
-            self._report_chunks(index, reply.value)
-        else:
-            self._finish(conn, index, reply)
-
-    def _extend_deadline(self, index: int, seconds: float) -> None:
-        # One OCR page about to be read; bounded by the OCR page limits.
-        self.extensions[index] += 1
-        if self.max_extensions is not None and (
-            self.extensions[index] > self.max_extensions
-        ):
-            raise ReplyRejected(
-                "the parser asked for more time than its OCR pages allow"
-            )
-        self.deadline += seconds
-
-    def _report_pages(self, index: int, pages: tuple[int, int]) -> None:
-        self.pages[index] = pages
-        if len(self.pages) == self.shards:  # each has said how many it reads
-            self.progress(*map(sum, zip(*self.pages.values(), strict=True)))
-
-    def _report_chunks(self, index: int, chunks: tuple[int, int]) -> None:
-        # A parser that embeds is done parsing: the parse limit no longer holds
-        # it, each of its batches must come within embed_timeout of the last.
-        self.embed_deadlines[index] = time.monotonic() + self.embed_timeout
-        self.chunks[index] = chunks
-        self.embedded(*map(sum, zip(*self.chunks.values(), strict=True)))
-
-    def _finish(self, conn: Channel, index: int, reply: wire.Reply) -> None:
-        self.replies[index] = reply
-        del self.busy[conn]
-        if reply.kind != "ok":
-            # Errors such as a password or too many pages come from every shard
-            # at once: a moment for the others to answer keeps them warm; past it
-            # they are stopped.
-            self.deadline = min(self.deadline, time.monotonic() + ERROR_GRACE)
-
-    def keep_waiting(self, interrupt: Callable[[], None]) -> bool:
-        """Whether to wait for the busy parsers once more: not past the grace
-        after a shard failed; `interrupt()` may raise, and so does the deadline."""
-        if any(r is not None and r.kind != "ok" for r in self.replies):
-            return time.monotonic() < self.deadline
-        interrupt()
-        now = time.monotonic()
-        for index in self.busy.values():
-            if now >= self.embed_deadlines.get(index, math.inf):
-                raise ParseTimeout(
-                    f"embedding a batch of chunks took longer than "
-                    f"{self.embed_timeout:g} s, the limit"
-                )
-            if index not in self.embed_deadlines and now >= self.deadline:
-                raise ParseTimeout(
-                    f"parsing took longer than {self.timeout:g} s, the limit"
-                )
-        return True
-
-    def stop_busy_parsers(self) -> None:
-        for index in self.busy.values():
-            self.parsers[index].stop()
-
-
-def _results(
-    replies: list[wire.Reply | None],
-    parsers: list[_Parser],
-    memory_bytes: int | None,
-) -> list:
-    """The parsers' answers in request order, or the first shard's failure."""
-    results = []
-    for index, reply in enumerate(replies):
-        if reply is None:
-            continue
-        if reply.kind == "memory":
-            parsers[index].stop()
-            raise _out_of_memory(memory_bytes)
-        if reply.kind == "failed":
-            raise ParserProcessError(f"{reply.value} in the parser process")
-        if reply.kind == "error":
-            raise reply.value
-        results.append(reply.value)
-    return results
+        return results(exchange.replies, parsers, memory_bytes)
 
 
 def _shard_count(kind: str, data: bytes, processes: int) -> int:
