@@ -50,6 +50,7 @@ from .outage import (
 )
 from .parsers import start_parsers, warm_parser
 from .pipeline import HeavyTask, IngestionFailure, IngestionPipeline
+from .sandbox import StopAfterPage
 from .spreading import CandidatePicker
 from .wakeups import PollWaiter, Waiter
 
@@ -62,8 +63,9 @@ class ReleaseRequested(Exception):
     """Shutdown: give the current task back instead of finishing it."""
 
 
-class YieldRequested(Exception):
-    """The task's turn is over and others wait: give it back at this checkpoint."""
+class YieldRequested(StopAfterPage):
+    """The task's turn is over and others wait: give it back at this checkpoint
+    (the parsers finish their page first and stay warm)."""
 
 
 # How often a task past its turn asks whether others wait (one small query).

@@ -8,6 +8,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from multiprocessing.connection import wait
 
 from ..blocks import Block, ParseError
 from . import wire
@@ -19,10 +20,17 @@ from .wire import ReplyRejected
 logger = logging.getLogger(__name__)
 
 ERROR_GRACE = 0.5  # seconds the other shards get to answer after one failed
+STOP_GRACE = 30.0  # seconds to finish a page when stopped, without an OCR page limit
 
 
 class ParseTimeout(ParseError):
     """The parse ran past its wall-clock limit and was killed."""
+
+
+class StopAfterPage(Exception):
+    """Raised by a callback of the parse to end it early but cleanly (the task's
+    turn is over): the busy parsers finish the page they are reading, what they
+    read by OCR still reaches `ocr_read`, and they stay warm for the next task."""
 
 
 class ParserProcessError(Exception):
@@ -63,6 +71,8 @@ class Exchange:
             "limits": first.limits,
         }
         self.max_extensions = first.limits.max_ocr_pages
+        # The longest a parser takes to finish the page it reads when told to stop.
+        self.stop_grace = (first.limits.ocr_page_seconds or STOP_GRACE) + 1.0
         self.deadline = time.monotonic() + timeout
         # A parser is "busy" from before its request is sent until its whole reply
         # is read: whatever interrupts that leaves a half-written request or an
@@ -153,6 +163,24 @@ class Exchange:
                     f"parsing took longer than {self.timeout:g} s, the limit"
                 )
         return True
+
+    def wind_down(self, poll_seconds: float) -> None:
+        """After StopAfterPage: ask the busy parsers to stop after their page and
+        take what they still send, for at most `stop_grace`; the caller then
+        stops those that have not answered. Nothing here may stop the stop."""
+        self.progress = self.embedded = lambda done, total: None
+        for conn in list(self.busy):
+            try:
+                conn.send(wire.STOP)
+            except OSError:  # it is gone: stopped with the others left
+                continue
+        deadline = time.monotonic() + self.stop_grace
+        try:
+            while self.busy and time.monotonic() < deadline:
+                for conn in wait(list(self.busy), timeout=poll_seconds):
+                    self.receive(conn)
+        except Exception as error:  # crashed or misbehaved meanwhile
+            logger.info("parsers stopped while winding down (%s)", type(error).__name__)
 
     def stop_busy_parsers(self) -> None:
         for index in self.busy.values():

@@ -208,6 +208,8 @@ def serve(conn: Channel) -> None:
             # Part of the request is still in the pipe, and the worker may still be
             # writing it: answering would deadlock both. Exit; it reads the code.
             os._exit(OUT_OF_MEMORY_EXIT)
+        if data == wire.STOP:  # for a parse already answered: nothing to stop
+            continue
         try:
             request = wire.decode_request(data)
         except MemoryError:
@@ -243,6 +245,8 @@ def _reply_to(conn: Channel, request: wire.Request, retained: list) -> bytes:
         del result
     except MemoryError:
         reply = wire.MEMORY
+    except StopRequested:
+        reply = wire.STOPPED
     except ParseError as error:
         reply = wire.encode_error(error)
     except Exception as error:  # chunking or embedding: not the file's fault
@@ -338,11 +342,26 @@ def _reporters(
     def more_time(seconds: float) -> None:
         conn.send(wire.encode_time(seconds))
 
-    return (
-        throttled(wire.encode_progress, start=False),
-        more_time,
-        throttled(wire.encode_embedded, start=True),
-    )
+    send_progress = throttled(wire.encode_progress, start=False)
+
+    def progress(done: int, total: int) -> None:
+        send_progress(done, total)
+        if 0 < done < total:
+            stop_if_asked(conn)
+
+    return progress, more_time, throttled(wire.encode_embedded, start=True)
+
+
+class StopRequested(Exception):
+    """The worker asked this parse to stop after its page (`wire.STOP`)."""
+
+
+def stop_if_asked(conn: Channel) -> None:
+    """Between two pages: StopRequested if the worker sent STOP. The pages read so
+    far were sent as they were read; the worker keeps them."""
+    ready, _, _ = select.select([conn], [], [], 0)
+    if ready and conn.recv() == wire.STOP:
+        raise StopRequested
 
 
 def _limit_address_space(memory_bytes: int) -> None:

@@ -192,7 +192,7 @@ def parse_error_classes() -> dict[str, type[ParseError]]:
 class Reply:
     """A checked message from a parser: `kind` and what it carries."""
 
-    kind: str  # progress, page, time, embedded, ok, error, memory, failed
+    kind: str  # progress, page, time, embedded, ok, error, memory, failed, stopped
     value: object = None
 
 
@@ -297,6 +297,11 @@ def _read_memory(message: list, **_: object) -> Reply:
     return Reply("memory")
 
 
+def _read_stopped(message: list, **_: object) -> Reply:
+    wire_list(message, 1)
+    return Reply("stopped")
+
+
 def _read_failed(message: list, **_: object) -> Reply:
     _, name = wire_list(message, 2)
     if len(wire_str(name)) > _MAX_NAME or not name.isidentifier():
@@ -313,6 +318,7 @@ _REPLY_READERS: dict[str, Callable[..., Reply]] = {
     "error": _read_error,
     "memory": _read_memory,
     "failed": _read_failed,
+    "stopped": _read_stopped,
 }
 
 
@@ -380,6 +386,11 @@ def encode_time(seconds: float) -> bytes:
 
 
 MEMORY = pack(["memory"])
+# Worker -> parser during a parse: stop after the page being read, and say so
+# (STOPPED). A parser that gets it between requests, its reply already sent,
+# ignores it.
+STOP = pack(["stop"])
+STOPPED = pack(["stopped"])
 
 
 def encode_failed(error: BaseException) -> bytes:

@@ -483,3 +483,25 @@ def test_an_error_every_shard_meets_leaves_the_parsers_warm(sandbox):
 
     assert [parser.process.pid for parser in sandbox._parsers] == pids
     assert all(parser.process.is_alive() for parser in sandbox._parsers)
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_parse_stopped_after_its_page_leaves_its_parsers_ready(sandbox, processes):
+    """StopAfterPage (a task's turn over) winds the parse down instead of killing
+    the parsers: the same processes answer the next parse, a STOP that came
+    after a parser's reply is ignored, and the answer is whole."""
+    from ingestion.sandbox import StopAfterPage
+
+    data = text_pages_pdf(SEVEN_PAGES)
+    parse_in(sandbox, data, processes=processes)
+    pids = [slot.process.pid for slot in sandbox._parsers]
+
+    def stop(done, total):
+        raise StopAfterPage
+
+    with pytest.raises(StopAfterPage):
+        parse_in(sandbox, data, processes=processes, progress=stop)
+
+    assert [slot.process.pid for slot in sandbox._parsers] == pids
+    assert parse_in(sandbox, data, processes=processes) == parse_document("pdf", data)
+    assert [slot.process.pid for slot in sandbox._parsers] == pids

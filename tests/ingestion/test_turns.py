@@ -230,3 +230,31 @@ def test_embedding_in_the_worker_yields_between_kept_batches_and_resumes(
     reference = long_note()
     run_worker(reference.pk, turn_seconds=0)
     assert chunk_rows(task) == chunk_rows(reference) != []
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_yield_leaves_the_parsers_warm_and_loses_no_page(
+    knowledge_base, submit, run_worker, kept_pages, settings, processes
+):
+    """The parsers finish the page they read and stay (their OCR engine loaded):
+    the next task and the next turn use the same processes."""
+    from ingestion.sandbox import shared_sandbox
+
+    settings.INGESTION_PARSE_PROCESSES = processes
+    heavy = scan(knowledge_base, submit)
+    light = note(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=0.001, max_tasks=1)
+    assert stats.outcomes == {str(heavy.pk): Outcome.YIELDED}
+    parsers = [slot.process.pid for slot in shared_sandbox()._parsers]
+    assert len(parsers) >= processes
+    read_in_first_turn = list(kept_pages)
+
+    run_worker(turn_seconds=0.001)
+
+    heavy.refresh_from_db()
+    light.refresh_from_db()
+    assert (heavy.status, light.status) == ("succeeded", "succeeded")
+    assert [slot.process.pid for slot in shared_sandbox()._parsers] == parsers
+    assert sorted(kept_pages) == list(range(1, PAGES + 1))  # none read twice
+    assert set(read_in_first_turn) < set(kept_pages)
