@@ -61,17 +61,24 @@ def heavy_reason(*, pages: int | None = None, ocr: bool = False) -> str | None:
 
 
 def turn_is_over(
-    *, lane: str, ran: float, waiting: Iterable[str], turn: float, light_wait: float
+    *,
+    lane: str,
+    ran: float,
+    waiting: Iterable[str],
+    turn: float,
+    light_wait: float,
+    found_heavy: bool = False,
 ) -> bool:
     """Whether a task of `lane` that has run `ran` seconds gives its worker up to
-    tasks of the `waiting` lanes: after `turn` seconds to any, after `light_wait`
-    when it is heavy and light work waits (a small file then waits seconds behind
-    a long scan, not a whole turn)."""
+    tasks of the `waiting` lanes: after `turn` seconds to any; when it is heavy
+    and light work waits, after `light_wait` (a small file then waits seconds
+    behind a long scan, not a whole turn), or at once if it was `found_heavy` in
+    this run (claimed as light, ahead of light work it now holds up)."""
     waiting = set(waiting)
     if not turn or not waiting:
         return False
     if lane == TaskLane.HEAVY and TaskLane.LIGHT in waiting:
-        return ran >= min(turn, light_wait)
+        return found_heavy or ran >= min(turn, light_wait)
     return ran >= turn
 
 

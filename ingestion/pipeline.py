@@ -101,7 +101,7 @@ class IngestionPipeline:
         on_progress: ProgressCallback | None = None,
         *,
         interrupt: Callable[[], None] = lambda: None,
-        turn_over: Callable[[str], None] = lambda lane: None,
+        turn_over: Callable[..., None] = lambda lane, **found: None,
         sandbox: ParseSandbox | None = None,
         lanes: frozenset[str] = ALL_LANES,
     ):
@@ -296,12 +296,13 @@ class IngestionPipeline:
             self._pages_kept += 1
 
     def _ocr_page(self) -> None:
-        self._cost_found(ocr=True)
         self.work.ocr_page()
+        self._cost_found(ocr=True)
 
     def _cost_found(self, *, pages: int | None = None, ocr: bool = False) -> None:
         """A light task found heavy moves to that lane, and leaves a worker that
-        takes no heavy work before it does any (`lanes.py`)."""
+        takes no heavy work before it does any (`lanes.py`), or one whose light
+        work it was claimed ahead of (`lanes.turn_is_over`)."""
         if self.lane == TaskLane.HEAVY:
             return
         reason = heavy_reason(pages=pages, ocr=ocr)
@@ -312,6 +313,7 @@ class IngestionPipeline:
         logger.info("task is heavy task=%s (%s)", self.claim.task_id, reason)
         if TaskLane.HEAVY not in self.lanes:
             raise HeavyTask(reason)
+        self.turn_over(self.lane, found_heavy=True)
 
     def _parsed(self) -> None:
         """The parse stage complete (or found done by an earlier attempt), unless

@@ -317,16 +317,26 @@ class Worker:
             raise ReleaseRequested
 
     def _turn_over(
-        self, claim: TaskClaim, started: float, asked: list[float], lane: str
+        self,
+        claim: TaskClaim,
+        started: float,
+        asked: list[float],
+        lane: str,
+        *,
+        found_heavy: bool = False,
     ) -> None:
         """Raise YieldRequested once the task, now of `lane`, has had its turn and
         others that this worker takes wait (`lanes.turn_is_over`; asked at most
-        every WAITING_CHECK_SECONDS, `asked` holding the last time)."""
+        every WAITING_CHECK_SECONDS, `asked` holding the last time, and once
+        when the run finds the task heavy)."""
         now = time.monotonic()
         ran = now - started
-        if not self.turn_seconds or ran < min(self.turn_seconds, self.light_wait):
+        if not self.turn_seconds:
             return
-        if asked and now - asked[0] < WAITING_CHECK_SECONDS:
+        if not found_heavy and (
+            ran < min(self.turn_seconds, self.light_wait)
+            or (asked and now - asked[0] < WAITING_CHECK_SECONDS)
+        ):
             return
         asked[:] = [now]
         waiting = claims.ingestion_lanes_waiting(
@@ -338,6 +348,7 @@ class Worker:
             waiting=waiting,
             turn=self.turn_seconds,
             light_wait=self.light_wait,
+            found_heavy=found_heavy,
         ):
             raise YieldRequested
 

@@ -4,6 +4,7 @@ answers or the first shard's failure at the end."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
@@ -168,7 +169,11 @@ class Exchange:
         """After StopAfterPage: ask the busy parsers to stop after their page and
         take what they still send, for at most `stop_grace`; the caller then
         stops those that have not answered. Nothing here may stop the stop."""
-        self.progress = self.embedded = lambda done, total: None
+        self.progress, self.embedded, self.ocr_page = (
+            _unstoppable(self.progress),
+            _unstoppable(self.embedded),
+            _unstoppable(self.ocr_page),
+        )
         for conn in list(self.busy):
             try:
                 conn.send(wire.STOP)
@@ -185,6 +190,16 @@ class Exchange:
     def stop_busy_parsers(self) -> None:
         for index in self.busy.values():
             self.parsers[index].stop()
+
+
+def _unstoppable(report: Callable) -> Callable:
+    """`report`, heard while winding down: it may not stop the stop again."""
+
+    def call(*args) -> None:
+        with contextlib.suppress(StopAfterPage):
+            report(*args)
+
+    return call
 
 
 def results(

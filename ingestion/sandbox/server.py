@@ -345,9 +345,10 @@ def _reporters(
     send_progress = throttled(wire.encode_progress, start=False)
 
     def progress(done: int, total: int) -> None:
+        if 0 < done < total and stop_asked(conn):
+            conn.send(wire.encode_progress(done, total))  # where it stopped
+            raise StopRequested
         send_progress(done, total)
-        if 0 < done < total:
-            stop_if_asked(conn)
 
     return progress, more_time, throttled(wire.encode_embedded, start=True)
 
@@ -356,12 +357,11 @@ class StopRequested(Exception):
     """The worker asked this parse to stop after its page (`wire.STOP`)."""
 
 
-def stop_if_asked(conn: Channel) -> None:
-    """Between two pages: StopRequested if the worker sent STOP. The pages read so
+def stop_asked(conn: Channel) -> bool:
+    """Between two pages: whether the worker sent STOP. The pages read by OCR so
     far were sent as they were read; the worker keeps them."""
     ready, _, _ = select.select([conn], [], [], 0)
-    if ready and conn.recv() == wire.STOP:
-        raise StopRequested
+    return bool(ready) and conn.recv() == wire.STOP
 
 
 def _limit_address_space(memory_bytes: int) -> None:

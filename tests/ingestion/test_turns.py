@@ -144,6 +144,24 @@ def test_a_heavy_turn_is_short_when_light_work_waits(lane, ran, waiting, over):
     )
 
 
+def test_a_task_found_heavy_gives_waiting_light_work_its_place_at_once(
+    knowledge_base, submit, run_worker
+):
+    """A scanned PDF starts light (nothing is read at submit); the run that finds
+    it needs OCR lets the light work it was claimed ahead of go first."""
+    heavy = scan(knowledge_base, submit)
+    light = note(knowledge_base, submit)
+
+    stats, _ = run_worker(turn_seconds=3600, max_tasks=2)
+    heavy.refresh_from_db()
+
+    assert list(stats.outcomes.items()) == [
+        (str(heavy.pk), Outcome.YIELDED),
+        (str(light.pk), Outcome.SUCCEEDED),
+    ]
+    assert (heavy.lane, heavy.status, heavy.work_ocr_pages) == ("heavy", "queued", 1)
+
+
 def test_a_scan_yields_to_waiting_light_work_before_its_whole_turn(
     knowledge_base, submit, run_worker, settings
 ):
