@@ -35,7 +35,8 @@ static: venv
 
 # The production web server (gunicorn, config/gunicorn.conf.py: WEB_BIND,
 # WEB_WORKERS, WEB_THREADS, WEB_TIMEOUT from the environment). Needs the production
-# settings (SECRET_KEY...) and workers of their own: docs/operations.md.
+# settings (SECRET_KEY...) and workers of their own: docs/operations.md. With DEBUG
+# off it first logs each warning of `manage.py check --deploy` (plain-HTTP settings).
 serve: migrate static
 	$(VENV)/bin/gunicorn -c config/gunicorn.conf.py
 

@@ -45,6 +45,9 @@ CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
 # then, since a client could send the header itself.
 _proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
 SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) if _proxy_ssl_header else None
+# The host the client asked for from X-Forwarded-Host, for a proxy that does not
+# pass the Host header on; off otherwise, since a client could send it itself.
+USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -7,6 +7,7 @@ The review pages of documents combine apps and live above them, in `review/`.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
 
 from . import selectors
 from .models import KnowledgeBase, Membership
@@ -65,21 +66,28 @@ class MemberKnowledgeBaseFilter(admin.RelatedFieldListFilter):
 
 
 class MemberScopedAdmin(admin.ModelAdmin):
-    """Staff see only the knowledge bases they belong to; superusers see all."""
+    """Staff see what the API shows them; superusers see all.
 
-    knowledge_base_field = "knowledge_base_id"
+    `visible_to` is the API's selector for the model, so the changelist, the change
+    page, downloads, polling and actions (Django builds their querysets from
+    `get_queryset`) apply the API's role rules: a viewer sees published versions
+    and what belongs to them, never a draft.
+    """
+
+    def visible_to(self, user) -> QuerySet:
+        raise NotImplementedError("a member-scoped admin names its API selector")
 
     def member_scope(self, request) -> list[str] | None:
+        """The caller's knowledge bases (None: all), for the list filters."""
         if request.user.is_superuser:
             return None
         return selectors.knowledge_base_ids_for(request.user)
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        scope = self.member_scope(request)
-        if scope is None:
+        if request.user.is_superuser:
             return queryset
-        return queryset.filter(**{f"{self.knowledge_base_field}__in": scope})
+        return queryset.filter(pk__in=self.visible_to(request.user).values("pk"))
 
     def has_module_permission(self, request) -> bool:
         user = request.user
@@ -92,11 +100,9 @@ class MemberScopedAdmin(admin.ModelAdmin):
     def has_view_permission(self, request, obj=None) -> bool:
         if not self.has_module_permission(request):
             return False
-        scope = self.member_scope(request)
-        return obj is None or scope is None or self.knowledge_base_of(obj) in scope
-
-    def knowledge_base_of(self, obj) -> str:
-        return obj.knowledge_base_id
+        if obj is None or request.user.is_superuser:
+            return True
+        return self.visible_to(request.user).filter(pk=obj.pk).exists()
 
     def has_add_permission(self, request) -> bool:
         return False

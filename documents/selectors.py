@@ -27,17 +27,23 @@ def knowledge_bases_for(user: User | AnonymousUser) -> QuerySet[KnowledgeBase]:
     )
 
 
+def knowledge_base_ids_query(
+    user: User | AnonymousUser, *, minimum_role: str = Role.VIEWER
+) -> QuerySet[Membership]:
+    """`knowledge_base_ids_for` as a subquery, for a read that stays one query."""
+    if not user.is_authenticated:
+        return Membership.objects.none().values("knowledge_base_id")
+    allowed = [r for r in Role.values if Role.rank(r) >= Role.rank(minimum_role)]
+    return Membership.objects.filter(user=user, role__in=allowed).values(
+        "knowledge_base_id"
+    )
+
+
 def knowledge_base_ids_for(
     user: User | AnonymousUser, *, minimum_role: str = Role.VIEWER
 ) -> list[str]:
-    if not user.is_authenticated:
-        return []
-    allowed = [r for r in Role.values if Role.rank(r) >= Role.rank(minimum_role)]
-    return list(
-        Membership.objects.filter(user=user, role__in=allowed).values_list(
-            "knowledge_base_id", flat=True
-        )
-    )
+    query = knowledge_base_ids_query(user, minimum_role=minimum_role)
+    return list(query.values_list("knowledge_base_id", flat=True))
 
 
 def role_in(user: User | AnonymousUser, knowledge_base_id: str) -> str | None:

@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from core.errors import DomainError
 from documents.admin import MemberKnowledgeBaseFilter, MemberScopedAdmin
 
-from . import services
+from . import selectors, services
 from .models import IngestionTask
 from .progress import failure_html, progress_html, progress_payload
 
@@ -21,7 +21,6 @@ MAX_POLLED_TASKS = 200
 
 @admin.register(IngestionTask)
 class IngestionTaskAdmin(MemberScopedAdmin):
-    knowledge_base_field = "document__knowledge_base_id"
     list_display = [
         "short_id",
         "document_link",
@@ -95,8 +94,8 @@ class IngestionTaskAdmin(MemberScopedAdmin):
         tasks = self.get_queryset(request).filter(pk__in=valid)
         return JsonResponse({"tasks": [progress_payload(task) for task in tasks]})
 
-    def knowledge_base_of(self, task: IngestionTask) -> str:
-        return task.document.knowledge_base_id
+    def visible_to(self, user):
+        return selectors.tasks_visible_to(user)
 
     @admin.display(description="Task")
     def short_id(self, task: IngestionTask) -> str:

@@ -11,7 +11,7 @@ from django.db.models import Count, Min, QuerySet
 from django.utils import timezone
 
 from core.errors import NotFound
-from documents.selectors import knowledge_base_ids_for
+from documents.selectors import documents_visible_to, knowledge_base_ids_for
 
 from .models import IngestionTask, OutboxEvent, TaskLane, TaskStatus
 
@@ -23,13 +23,30 @@ if TYPE_CHECKING:
 
 
 def tasks_visible_to(user: User | AnonymousUser) -> QuerySet[IngestionTask]:
+    """The tasks of the versions the caller reads (`documents_visible_to`): a
+    viewer sees those of published versions only, as the document's task list."""
     return IngestionTask.objects.filter(
-        document__knowledge_base_id__in=knowledge_base_ids_for(user)
+        document__in=documents_visible_to(user).values("pk")
     ).select_related("document")
 
 
 def visible_task(user: User | AnonymousUser, task_id: uuid.UUID | str) -> IngestionTask:
     task = tasks_visible_to(user).filter(pk=task_id).first()
+    if task is None:
+        raise NotFound("Ingestion task not found.")
+    return task
+
+
+def member_task(user: User | AnonymousUser, task_id: uuid.UUID | str) -> IngestionTask:
+    """Any task in one of the caller's knowledge bases, for an action whose role
+    check follows (as `member_document`): a viewer is told the role it needs."""
+    task = (
+        IngestionTask.objects.filter(
+            pk=task_id, document__knowledge_base_id__in=knowledge_base_ids_for(user)
+        )
+        .select_related("document")
+        .first()
+    )
     if task is None:
         raise NotFound("Ingestion task not found.")
     return task

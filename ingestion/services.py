@@ -25,7 +25,7 @@ from .artifacts import artifacts_discard
 from .enqueue import announce_queued, next_turn
 from .lanes import lane_at_submit
 from .models import IngestionTask, TaskStage
-from .selectors import visible_task
+from .selectors import member_task
 from .transitions import transition_task
 
 if TYPE_CHECKING:
@@ -98,6 +98,6 @@ def ingestion_task_retry(*, user: User, task_id: uuid.UUID | str) -> IngestionTa
 
 
 def _task_for_editor(user: User, task_id: uuid.UUID | str) -> IngestionTask:
-    task = visible_task(user, task_id)
+    task = member_task(user, task_id)
     require_role(user, task.document.knowledge_base_id, Role.EDITOR)
     return task

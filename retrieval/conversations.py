@@ -8,9 +8,12 @@ stored). A turn is stored only once its answer exists: a provider that is down
 the conversation as it was. A new conversation's id is chosen when it is prepared,
 so a stream can announce it, and the row is written with its first turn.
 
-Only questions and answers are stored. Which knowledge bases a turn reads is
-decided by `chat_answer` on every turn from the caller's memberships at that moment
-and the turn's own `knowledge_base_ids`, never from an earlier turn.
+Only questions and answers are stored, with the knowledge bases each answer
+quotes: a turn is shown to its owner, and read as a follow-up's context, only
+while they are a member of all of them (`selectors.turns_of`). Which knowledge
+bases a turn reads is decided by `chat_answer` on every turn from the caller's
+memberships at that moment and the turn's own `knowledge_base_ids`, never from an
+earlier turn.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from . import selectors
 from .answers import chat
 from .answers.followups import resolve_follow_up
 from .answers.types import Answer, ChatProvider
-from .models import Conversation, ConversationTurn
+from .models import Conversation, ConversationTurn, ConversationTurnSource
 
 # The resolver reads the newest question; older ones only for an item it lacks.
 FOLLOW_UP_CONTEXT_TURNS = 5
@@ -132,13 +135,19 @@ def _store_turn(*, user, turn: PreparedTurn, answer: Answer) -> int:
             if not mine.update(last_ordinal=F("last_ordinal") + 1, updated_at=now):
                 raise NotFound("Conversation not found.")
             ordinal = mine.values_list("last_ordinal", flat=True).get()
-        ConversationTurn.objects.create(
+        stored = ConversationTurn.objects.create(
             conversation_id=turn.conversation_id,
             ordinal=ordinal,
             question=turn.question,
             resolved_question=turn.resolved_question,
             answer=answer.answer,
             refused=answer.refused,
+        )
+        ConversationTurnSource.objects.bulk_create(
+            ConversationTurnSource(turn=stored, knowledge_base_id=knowledge_base_id)
+            for knowledge_base_id in sorted(
+                {source.knowledge_base_id for source in answer.sources}
+            )
         )
         # The turn just stored always stays, whatever the setting says.
         keep = max(1, settings.CHAT_CONVERSATION_MAX_TURNS)

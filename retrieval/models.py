@@ -129,6 +129,17 @@ class Conversation(models.Model):
         return f"conversation {self.id}"
 
 
+class HiddenReason(models.TextChoices):
+    """Why a turn is shown to its owner without its question and answer
+    (`selectors.turns_of`)."""
+
+    SOURCES_UNREADABLE = "sources_unreadable"
+    """Its answer quotes a knowledge base the owner is no longer a member of."""
+    SOURCES_UNRECORDED = "sources_unrecorded"
+    """An answer stored before turns kept their knowledge bases: whom it may be
+    shown to cannot be told (a refusal, which quotes nothing, stays shown)."""
+
+
 class ConversationTurn(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="turns"
@@ -138,6 +149,8 @@ class ConversationTurn(models.Model):
     resolved_question = models.TextField(help_text="As searched.")
     answer = models.TextField()
     refused = models.BooleanField()
+    # False on turns stored before their sources were: see HiddenReason.
+    sources_recorded = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -151,6 +164,29 @@ class ConversationTurn(models.Model):
 
     def __str__(self) -> str:
         return f"turn {self.ordinal} of {self.conversation_id}"
+
+
+class ConversationTurnSource(models.Model):
+    """A knowledge base a turn's answer quotes: the turn is shown to its owner
+    only while they are a member of every one."""
+
+    turn = models.ForeignKey(
+        ConversationTurn, on_delete=models.CASCADE, related_name="sources"
+    )
+    # A plain id, not a foreign key: should the knowledge base go, its turns stay
+    # hidden rather than lose the row that hides them.
+    knowledge_base_id = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["turn", "knowledge_base_id"],
+                name="one_source_per_turn_and_knowledge_base",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.knowledge_base_id} quoted by turn {self.turn_id}"
 
 
 class AnswerFeedbackQuerySet(models.QuerySet):

@@ -15,6 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from core.errors import DomainError
+from documents import selectors as document_selectors
 from documents import services
 from documents.admin import MemberKnowledgeBaseFilter, MemberScopedAdmin
 from documents.downloads import original_file_response
@@ -109,8 +110,22 @@ class DocumentAdmin(MemberScopedAdmin):
     class Media:
         js = ["ingestion/progress.js"]
 
+    def visible_to(self, user):
+        return document_selectors.documents_visible_to(user)
+
     def get_queryset(self, request):
         return changes.with_published_version(super().get_queryset(request))
+
+    def get_object(self, request, object_id, from_field=None):
+        document = super().get_object(request, object_id, from_field)
+        if document is not None:
+            # The family as this caller may see it: a viewer is not told of drafts.
+            document.family_versions = (
+                self.get_queryset(request)
+                .filter(family_id=document.family_id)
+                .order_by("-version")
+            )
+        return document
 
     def get_urls(self):
         download = path(
@@ -137,12 +152,9 @@ class DocumentAdmin(MemberScopedAdmin):
 
     @admin.display(description="Versions of this document")
     def versions(self, document: Document) -> str:
-        family = Document.objects.filter(family_id=document.family_id).order_by(
-            "-version"
-        )
         return render_to_string(
             "admin/documents/document/versions.html",
-            {"versions": family, "current": document},
+            {"versions": getattr(document, "family_versions", []), "current": document},
         )
 
     @admin.display(description="Changes vs published")

@@ -12,14 +12,27 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 
 from core.errors import NotFound
 from documents.selectors import knowledge_bases_for
 from retrieval import conversations, selectors
+from retrieval.models import HiddenReason
 
 # The side list shows the newest ones; older ones stay in the API's pages.
 CONVERSATIONS_LISTED = 50
+
+# What stands in place of a turn its owner is not shown (`selectors.turns_of`).
+HIDDEN_TURN_TEXT = {
+    HiddenReason.SOURCES_UNREADABLE: gettext_lazy(
+        "Hidden: you no longer have access to its sources."
+    ),
+    HiddenReason.SOURCES_UNRECORDED: gettext_lazy(
+        "Hidden: this answer was kept before Curator recorded its sources, so "
+        "whether you may still read them cannot be checked."
+    ),
+}
 
 
 def _strings() -> dict[str, str]:
@@ -70,9 +83,12 @@ def _opened(request: HttpRequest):
     if not raw:
         return None
     try:
-        return selectors.conversation_with_turns(request.user, uuid.UUID(raw))
+        conversation = selectors.conversation_with_turns(request.user, uuid.UUID(raw))
     except (ValueError, NotFound):
         raise Http404(_("Conversation not found.")) from None
+    for turn in conversation.turns.all():
+        turn.hidden_text = HIDDEN_TURN_TEXT.get(turn.hidden_reason, "")
+    return conversation
 
 
 class AskView(LoginRequiredMixin, View):

@@ -173,14 +173,17 @@ def test_reviewer_journey(
     assert not body["refused"]
     assert str(fresh.pk) in {source["document_id"] for source in body["sources"]}
 
-    # A viewer with admin access cannot publish.
+    # A viewer with admin access sees published versions only, as in the API,
+    # and cannot publish.
     waiting = DocumentFactory(
         knowledge_base=knowledge_base,
         filename="waiting.md",
         status=DocumentStatus.REVIEW_PENDING,
     )
     steps.login("vic")
-    steps.run_action("/admin/documents/document/", "publish_documents", waiting.pk)
+    steps.go("/admin/documents/document/")
+    assert "waiting.md" not in page.content()
+    steps.run_action("/admin/documents/document/", "publish_documents", fresh.pk)
     page.click("input[value='Yes, publish']")
     assert "not published (permission_denied)" in steps.messages()
     steps.shot("viewer-refused")

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.contrib.messages import get_messages
 
 from documents.models import DocumentStatus, Role
-from tests.factories import DocumentFactory, UserFactory
+from tests.factories import DocumentFactory, IngestionTaskFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -164,3 +166,117 @@ def test_superuser_manages_knowledge_bases_with_members(client, knowledge_base, 
     response = client.get(f"/admin/documents/knowledgebase/{knowledge_base.pk}/change/")
     assert response.status_code == 200
     assert b"vera" in response.content
+
+
+class TestStaffViewer:
+    """`MemberScopedAdmin` applies the API's role rules: a staff user who is only
+    a viewer sees published versions and their tasks, as in the API."""
+
+    TASKS = "/admin/ingestion/ingestiontask/"
+
+    @pytest.fixture
+    def family(self, knowledge_base):
+        published = DocumentFactory(
+            knowledge_base=knowledge_base, filename="policy-v1.md", published=True
+        )
+        draft = DocumentFactory(
+            knowledge_base=knowledge_base,
+            family_id=published.family_id,
+            version=2,
+            filename="policy-v2-draft.md",
+            content=b"# Unapproved\n",
+        )
+        pending = DocumentFactory(
+            knowledge_base=knowledge_base,
+            filename="pending.md",
+            review_pending=True,
+        )
+        return published, draft, pending
+
+    @pytest.fixture
+    def viewer_client(self, client, member):
+        client.force_login(member(Role.VIEWER, username="vic", is_staff=True))
+        return client
+
+    def test_the_changelist_lists_published_versions_only(self, viewer_client, family):
+        body = viewer_client.get(CHANGELIST).content
+        assert b"policy-v1.md" in body
+        assert b"policy-v2-draft.md" not in body
+        assert b"pending.md" not in body
+
+    def test_a_draft_is_not_there_like_a_missing_one(self, viewer_client, family):
+        published, draft, pending = family
+        missing = uuid.uuid4()
+        for hidden in (draft, pending):
+            for page in ("change", "history"):
+                response = viewer_client.get(f"{CHANGELIST}{hidden.pk}/{page}/")
+                unknown = viewer_client.get(f"{CHANGELIST}{missing}/{page}/")
+                assert (response.status_code, response.url) == (
+                    unknown.status_code,
+                    unknown.url,
+                )
+            download = viewer_client.get(f"{CHANGELIST}{hidden.pk}/download/")
+            assert download.status_code == 404
+        assert (
+            viewer_client.get(f"{CHANGELIST}{published.pk}/change/").status_code == 200
+        )
+        download = viewer_client.get(f"{CHANGELIST}{published.pk}/download/")
+        assert download.status_code == 200
+
+    def test_the_published_page_does_not_name_the_draft(
+        self, viewer_client, reviewer, client, family
+    ):
+        published, _, _ = family
+        page = viewer_client.get(f"{CHANGELIST}{published.pk}/change/").content
+        assert b"policy-v1.md" in page
+        assert b"policy-v2-draft.md" not in page
+
+        client.force_login(reviewer)
+        page = client.get(f"{CHANGELIST}{published.pk}/change/").content
+        assert b"policy-v2-draft.md" in page
+
+    def test_an_action_on_a_draft_shows_nothing_and_changes_nothing(
+        self, viewer_client, family
+    ):
+        _, draft, pending = family
+        asked = run_action(
+            viewer_client, "publish_documents", [draft, pending], confirm=False
+        )
+        applied = run_action(viewer_client, "reject_documents", [pending], reason="x")
+
+        assert b"policy-v2-draft.md" not in asked.content
+        assert b"pending.md" not in asked.content
+        assert not any("pending.md" in m for m in messages_of(applied))
+        pending.refresh_from_db()
+        assert pending.status == DocumentStatus.REVIEW_PENDING
+
+    def test_tasks_follow_their_version(self, viewer_client, family):
+        published, draft, _ = family
+        shown = IngestionTaskFactory(document=published, succeeded=True)
+        hidden = IngestionTaskFactory(document=draft, failed=True)
+
+        body = viewer_client.get(self.TASKS).content
+        progress = viewer_client.get(
+            f"{self.TASKS}progress/", {"ids": f"{shown.pk},{hidden.pk}"}
+        ).json()
+        changed = viewer_client.get(f"{self.TASKS}{hidden.pk}/change/")
+
+        assert b"policy-v1.md" in body
+        assert b"policy-v2-draft.md" not in body
+        assert [task["id"] for task in progress["tasks"]] == [str(shown.pk)]
+        assert changed.status_code == 302
+        assert viewer_client.get(f"{self.TASKS}{shown.pk}/change/").status_code == 200
+        retried = viewer_client.post(
+            self.TASKS,
+            {"action": "retry_tasks", "_selected_action": [str(hidden.pk)]},
+            follow=True,
+        )
+        assert not any("policy-v2-draft.md" in m for m in messages_of(retried))
+        hidden.refresh_from_db()
+        assert hidden.status == "failed"
+
+    def test_a_superuser_still_sees_every_version(self, client, family):
+        client.force_login(UserFactory(is_superuser=True, is_staff=True))
+        _, draft, _ = family
+        assert b"policy-v2-draft.md" in client.get(CHANGELIST).content
+        assert client.get(f"{CHANGELIST}{draft.pk}/download/").status_code == 200

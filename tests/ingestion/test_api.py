@@ -109,7 +109,7 @@ class TestSubmit:
 
 
 class TestObserve:
-    def test_task_detail(self, viewer, client_for, knowledge_base):
+    def test_task_detail(self, editor, client_for, knowledge_base):
         task = IngestionTaskFactory(
             running=True,
             document__knowledge_base=knowledge_base,
@@ -118,7 +118,7 @@ class TestObserve:
             total=9,
             worker_id="w-1",
         )
-        response = client_for(viewer).get(f"/api/ingestion-tasks/{task.pk}")
+        response = client_for(editor).get(f"/api/ingestion-tasks/{task.pk}")
         assert response.status_code == 200
         body = response.json()
         assert set(body) == TASK_FIELDS
@@ -134,6 +134,42 @@ class TestObserve:
             response = client_for(viewer).get(f"/api/ingestion-tasks/{task_id}")
             assert response.status_code == 404
             assert response.json()["error_code"] == "not_found"
+
+    @pytest.mark.parametrize(
+        "state", ["draft", "processing", "review_pending", "failed", "archived"]
+    )
+    def test_a_viewer_reads_a_task_only_as_its_document(
+        self, viewer, client_for, knowledge_base, state
+    ):
+        """Not found, like the version's task list and the version itself: a
+        viewer reads published versions only, and learns nothing of others."""
+        task = IngestionTaskFactory(
+            failed=True, document__knowledge_base=knowledge_base, document__status=state
+        )
+        client = client_for(viewer)
+
+        for path in (
+            f"/api/ingestion-tasks/{task.pk}",
+            f"/api/documents/{task.document_id}/ingestion-tasks",
+            f"/api/documents/{task.document_id}",
+        ):
+            response = client.get(path)
+            assert (path, response.status_code) == (path, 404)
+            assert response.json()["error_code"] == "not_found"
+
+    def test_a_viewer_reads_the_tasks_of_a_published_version(
+        self, viewer, client_for, knowledge_base
+    ):
+        task = IngestionTaskFactory(
+            succeeded=True,
+            document__knowledge_base=knowledge_base,
+            document__status="published",
+        )
+        client = client_for(viewer)
+
+        assert client.get(f"/api/ingestion-tasks/{task.pk}").status_code == 200
+        listed = client.get(f"/api/documents/{task.document_id}/ingestion-tasks")
+        assert [t["task_id"] for t in listed.json()["results"]] == [str(task.pk)]
 
     def test_document_history_newest_first(self, editor, client_for, knowledge_base):
         document = DocumentFactory(knowledge_base=knowledge_base, processing=True)

@@ -14,6 +14,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from core.errors import NotFound
+from documents.models import DocumentStatus
 from ingestion import selectors
 from ingestion.models import OutboxEvent, TaskStatus
 from tests.factories import DocumentFactory, IngestionTaskFactory
@@ -23,17 +24,40 @@ pytestmark = pytest.mark.django_db
 
 class TestVisibility:
     def test_a_member_sees_the_tasks_of_their_knowledge_bases_only(
-        self, viewer, knowledge_base, other_knowledge_base
+        self, editor, knowledge_base, other_knowledge_base
     ):
         mine = IngestionTaskFactory(document__knowledge_base=knowledge_base)
         theirs = IngestionTaskFactory(document__knowledge_base=other_knowledge_base)
 
-        assert list(selectors.tasks_visible_to(viewer)) == [mine]
-        assert selectors.visible_task(viewer, mine.pk) == mine
-        with pytest.raises(NotFound):
-            selectors.visible_task(viewer, theirs.pk)
-        with pytest.raises(NotFound):
-            selectors.visible_task(viewer, uuid.uuid4())
+        assert list(selectors.tasks_visible_to(editor)) == [mine]
+        assert selectors.visible_task(editor, mine.pk) == mine
+        for find in (selectors.visible_task, selectors.member_task):
+            with pytest.raises(NotFound):
+                find(editor, theirs.pk)
+            with pytest.raises(NotFound):
+                find(editor, uuid.uuid4())
+
+    def test_a_viewer_sees_the_tasks_of_published_versions_only(
+        self, viewer, editor, knowledge_base
+    ):
+        tasks = {
+            state: IngestionTaskFactory(
+                succeeded=True,
+                document__knowledge_base=knowledge_base,
+                document__status=state,
+            )
+            for state in DocumentStatus.values
+        }
+        published = tasks[DocumentStatus.PUBLISHED]
+
+        assert list(selectors.tasks_visible_to(viewer)) == [published]
+        assert set(selectors.tasks_visible_to(editor)) == set(tasks.values())
+        for state, task in tasks.items():
+            if state != DocumentStatus.PUBLISHED:
+                with pytest.raises(NotFound):
+                    selectors.visible_task(viewer, task.pk)
+            # Actions find it, then check the role (as `member_document`).
+            assert selectors.member_task(viewer, task.pk) == task
 
     def test_anonymous_sees_none(self, knowledge_base):
         IngestionTaskFactory(document__knowledge_base=knowledge_base)

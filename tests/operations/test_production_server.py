@@ -114,6 +114,15 @@ def test_the_admin_loads_its_css_and_the_api_answers_with_debug_off(gunicorn):
     assert b'"database"' in body
 
 
+def test_it_says_at_start_what_check_deploy_warns_of(gunicorn):
+    """The fixture's settings are plain HTTP with DEBUG off: each is named."""
+    said = "".join(gunicorn.log)
+
+    assert "DEBUG is off and `manage.py check --deploy` warns of" in said
+    for check in ("W004", "W008", "W012", "W016"):
+        assert f"deploy check: (security.{check})" in said
+
+
 def test_a_graceful_restart_drops_no_request(gunicorn):
     server, base, _ = gunicorn
     results: list[int | str] = []

@@ -209,6 +209,7 @@ class TestOwnerRule:
             "created_at": item["created_at"],
             "updated_at": item["updated_at"],
             "turn_count": 1,
+            "hidden_turn_count": 0,
         }
 
         detail = client.get(f"/api/conversations/{conversation.pk}").json()
@@ -220,7 +221,13 @@ class TestOwnerRule:
             "answer",
             "refused",
             "created_at",
+            "hidden",
+            "hidden_reason",
         }
+        assert (detail["turns"][0]["hidden"], detail["turns"][0]["hidden_reason"]) == (
+            False,
+            None,
+        )
 
         response = client.delete(f"/api/conversations/{conversation.pk}")
         assert response.status_code == 204
@@ -369,6 +376,95 @@ class TestVisibilityEveryTurn:
         ).json()
 
         assert claims(second) == ["每位员工每年享有 30 天带薪年假。"]
+
+
+class TestKnowledgeBaseLost:
+    """A turn is shown only while its owner still reads every knowledge base its
+    answer quotes: as search and chat leave a knowledge base left out of new
+    turns, the conversation hides the old ones."""
+
+    @pytest.fixture
+    def two_teams(self, ingest, member, knowledge_base, other_knowledge_base):
+        user = member(Role.VIEWER, username="vera")
+        member(Role.VIEWER, kb=other_knowledge_base, username="vera")
+        ingest(knowledge_base, leave(25), filename="ours.md")
+        ingest(other_knowledge_base, LEVELS, filename="levels.md")
+        return user
+
+    def leave_other(self, user, other_knowledge_base) -> None:
+        Membership.objects.filter(
+            user=user, knowledge_base=other_knowledge_base
+        ).delete()
+
+    def test_the_turn_is_hidden_and_said_to_be(
+        self, two_teams, client_for, other_knowledge_base
+    ):
+        client = client_for(two_teams)
+        first = ask(
+            client,
+            "Within how many minutes must a level 1 incident be answered?",
+            knowledge_base_ids=["kb-other"],
+        ).json()
+        assert claims(first) == [LEVEL_1_SENTENCE]
+        conversation_id = first["conversation_id"]
+        ask(
+            client, "年假有多少天？", conversation_id, knowledge_base_ids=["kb-company"]
+        )
+        self.leave_other(two_teams, other_knowledge_base)
+
+        detail = client.get(f"/api/conversations/{conversation_id}").json()
+        listed = client.get("/api/conversations").json()["results"]
+
+        hidden, shown = detail["turns"]
+        assert hidden == {
+            "ordinal": 1,
+            "question": None,
+            "resolved_question": None,
+            "answer": None,
+            "refused": None,
+            "created_at": hidden["created_at"],
+            "hidden": True,
+            "hidden_reason": "sources_unreadable",
+        }
+        assert (shown["hidden"], shown["question"]) == (False, "年假有多少天？")
+        assert "25 天" in shown["answer"]
+        assert "7 minutes" not in json.dumps(detail)
+        assert (detail["turn_count"], detail["hidden_turn_count"]) == (2, 1)
+        assert (listed[0]["turn_count"], listed[0]["hidden_turn_count"]) == (2, 1)
+
+    def test_a_follow_up_does_not_read_a_hidden_turn(
+        self, two_teams, client_for, other_knowledge_base
+    ):
+        client = client_for(two_teams)
+        first = ask(
+            client,
+            "Within how many minutes must a level 1 incident be answered?",
+            knowledge_base_ids=["kb-other"],
+        ).json()
+        self.leave_other(two_teams, other_knowledge_base)
+
+        follow_up = ask(client, "and for level 2?", first["conversation_id"]).json()
+
+        assert follow_up["resolved_question"] == "and for level 2?"
+        assert "level 1" not in json.dumps(follow_up)
+
+    def test_membership_given_back_shows_the_turn_again(
+        self, two_teams, client_for, member, other_knowledge_base
+    ):
+        client = client_for(two_teams)
+        first = ask(
+            client,
+            "Within how many minutes must a level 1 incident be answered?",
+            knowledge_base_ids=["kb-other"],
+        ).json()
+        self.leave_other(two_teams, other_knowledge_base)
+        path = f"/api/conversations/{first['conversation_id']}"
+        assert client.get(path).json()["turns"][0]["hidden"] is True
+
+        member(Role.VIEWER, kb=other_knowledge_base, username="vera")
+
+        (turn,) = client.get(path).json()["turns"]
+        assert (turn["hidden"], turn["answer"]) == (False, first["answer"])
 
 
 class TestHistory:

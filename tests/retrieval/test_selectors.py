@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from core.errors import NotFound
 from retrieval import selectors
+from retrieval.models import ConversationTurnSource, HiddenReason
 from tests.factories import ConversationFactory, ConversationTurnFactory
 
 pytestmark = pytest.mark.django_db
@@ -72,6 +73,60 @@ class TestConversations:
             questions = [turn.question for turn in found.turns.all()]
 
         assert questions == ["first", "second", "third"]
+
+
+class TestHiddenTurns:
+    """`turns_of`: hidden while a quoted knowledge base is not the owner's."""
+
+    def quoting(self, conversation, ordinal, *knowledge_base_ids, **fields):
+        turn = ConversationTurnFactory(
+            conversation=conversation,
+            ordinal=ordinal,
+            question=f"q{ordinal}",
+            resolved_question=f"q{ordinal} (resolved)",
+            **fields,
+        )
+        for knowledge_base_id in knowledge_base_ids:
+            ConversationTurnSource.objects.create(
+                turn=turn, knowledge_base_id=knowledge_base_id
+            )
+        return turn
+
+    def test_each_turn_says_whether_and_why_it_is_hidden(
+        self, viewer, knowledge_base, other_knowledge_base
+    ):
+        conversation = ConversationFactory(owner=viewer)
+        self.quoting(conversation, 1, "kb-company")
+        self.quoting(conversation, 2, "kb-company", "kb-other")
+        self.quoting(conversation, 3)  # a refusal quotes nothing
+        self.quoting(conversation, 4, sources_recorded=False)
+        self.quoting(conversation, 5, sources_recorded=False, refused=True)
+        self.quoting(conversation, 6, "kb-deleted")
+
+        found = selectors.conversation_with_turns(viewer, conversation.pk)
+
+        assert [(t.ordinal, t.hidden_reason) for t in found.turns.all()] == [
+            (1, None),
+            (2, HiddenReason.SOURCES_UNREADABLE),
+            (3, None),
+            (4, HiddenReason.SOURCES_UNRECORDED),
+            (5, None),
+            (6, HiddenReason.SOURCES_UNREADABLE),
+        ]
+        (listed,) = selectors.conversations_for(viewer)
+        assert (listed.turn_count, listed.hidden_turn_count) == (6, 3)
+
+    def test_hidden_turns_are_no_follow_up_context(self, viewer, knowledge_base):
+        conversation = ConversationFactory(owner=viewer)
+        self.quoting(conversation, 1, "kb-company")
+        self.quoting(conversation, 2, "kb-other")
+        self.quoting(conversation, 3, "kb-company")
+        self.quoting(conversation, 4, "kb-other")
+
+        assert selectors.recent_questions(conversation, limit=2) == [
+            "q1 (resolved)",
+            "q3 (resolved)",
+        ]
 
 
 class TestRecentQuestions:

@@ -19,7 +19,12 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from documents.models import KnowledgeBase, Membership, Role
 from tests.conftest import REPO
-from tests.factories import DocumentFactory, UserFactory, api_token_for
+from tests.factories import (
+    DocumentFactory,
+    IngestionTaskFactory,
+    UserFactory,
+    api_token_for,
+)
 from tests.live import http
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -73,6 +78,13 @@ def test_viewers_see_published_versions_only(start_server, company):
                 "GET", server.url(f"/api/documents/{hidden.pk}{path}"), viewer
             )
             assert (path, status, body["error_code"]) == (path, 404, "not_found")
+        task = IngestionTaskFactory(document=hidden, failed=True)
+        status, body = http(
+            "GET", server.url(f"/api/ingestion-tasks/{task.pk}"), viewer
+        )
+        assert (status, body["error_code"]) == (404, "not_found")
+        status, _ = http("GET", server.url(f"/api/ingestion-tasks/{task.pk}"), editor)
+        assert status == 200
     status, _ = http("GET", server.url(f"/api/documents/{published.pk}"), viewer)
     assert status == 200
     status, _ = http("GET", server.url(f"/api/documents/{draft.pk}"), editor)

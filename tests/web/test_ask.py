@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from documents.models import Role
-from retrieval.models import Conversation
+from retrieval.models import Conversation, ConversationTurnSource
 from tests.factories import (
     ChunkFactory,
     ConversationFactory,
@@ -77,6 +77,41 @@ class TestConversations:
         page = response.content.decode()
         assert "Twenty-five days." in page
         assert f'name="conversation_id" value="{conversation.pk}"' in page
+
+    @pytest.mark.parametrize(
+        ("language", "placeholder", "count"),
+        [
+            (
+                "en",
+                "Hidden: you no longer have access to its sources.",
+                "1 turn hidden",
+            ),
+            ("zh-hans", "已隐藏：你已无权访问它引用的来源。", "1 轮已隐藏"),
+        ],
+    )
+    def test_a_turn_quoting_a_knowledge_base_left_is_hidden(
+        self, viewer, language, placeholder, count
+    ):
+        conversation = ConversationFactory(owner=viewer)
+        kept = ConversationTurnFactory(conversation=conversation, answer="25 days.")
+        ConversationTurnSource.objects.create(turn=kept, knowledge_base_id="kb-company")
+        lost = ConversationTurnFactory(
+            conversation=conversation,
+            question="What is the on-call phone?",
+            answer="Call 555-0100.",
+        )
+        ConversationTurnSource.objects.create(turn=lost, knowledge_base_id="kb-other")
+        client = signed_in(viewer)
+        client.cookies["django_language"] = language
+
+        page = client.get(f"/?conversation={conversation.pk}").content.decode()
+
+        assert "25 days." in page
+        assert "555-0100" not in page
+        assert "on-call phone" not in page
+        assert page.count('data-testid="hidden-turn"') == 1
+        assert placeholder in page
+        assert count in client.get("/conversations/").content.decode()
 
     @pytest.mark.parametrize("raw", ["not-a-uuid", "theirs"])
     def test_another_users_conversation_is_not_found(self, viewer, raw):

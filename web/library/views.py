@@ -28,7 +28,7 @@ from documents.selectors import (
 )
 from documents.uploads import KINDS_BY_EXTENSION
 from ingestion import services
-from ingestion.selectors import visible_task
+from ingestion.selectors import member_task
 
 from .rows import editor_row, library_page
 
@@ -147,7 +147,7 @@ def cancel(request: HttpRequest, task_id: uuid.UUID) -> HttpResponse:
 
 def _task_document(request: HttpRequest, task_id: uuid.UUID) -> uuid.UUID:
     try:
-        return visible_task(request.user, task_id).document_id
+        return member_task(request.user, task_id).document_id
     except NotFound as error:
         raise Http404(_("Task not found.")) from error
 
