@@ -198,7 +198,8 @@ REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024
 )
-FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# An uploaded file goes to a temporary file as it arrives, never whole into memory.
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 # Deepest nesting of lists and objects a JSON request body may have.
 API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 

@@ -8,6 +8,7 @@ is made only as it is read, and counts what the server read of it.
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import pytest
 from django.core.handlers.wsgi import LimitedStream
@@ -332,3 +333,29 @@ class TestTheDevelopmentServer:
         assert stream.read() == b""
         assert body.read_bytes == 0
         assert not response.has_header("Content-Length")
+
+
+def test_an_upload_is_not_held_in_memory(client_as, tmp_path):
+    """A 4 MiB file goes through the parser, the checks and storage in pieces."""
+    content = b"# Notes\n\n" + b"Annual leave is 25 days. " * 170_000
+    path = tmp_path / "body"
+    path.write_bytes(upload_body(content))
+    client = client_as(Role.EDITOR)
+
+    with path.open("rb") as stream:
+        tracemalloc.start()
+        try:
+            response = client.generic(
+                "POST",
+                "/api/documents",
+                content_type=MULTIPART,
+                CONTENT_LENGTH=str(path.stat().st_size),
+                **{"wsgi.input": stream},
+            )
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["size_bytes"] == len(content) > 4 * 1024 * 1024
+    assert peak < 1024 * 1024, f"{peak} bytes allocated at the peak"
