@@ -237,7 +237,7 @@ class DocumentListView(APIView):
         parameters=[UPLOAD_KNOWLEDGE_BASE],
         responses={
             201: DocumentSerializer,
-            **error_responses(401, 403, 404, 413, 415, 422, 429),
+            **error_responses(401, 403, 404, 411, 413, 415, 422, 429),
         },
         summary="Upload a file as a new draft document",
     )
