@@ -190,12 +190,19 @@ if STORAGES["default"]["BACKEND"] == "storages.backends.s3.S3Storage":
         "default_acl": None,
     }
 
+# --- Request bodies (docs/security/bodies.md): every view has a limit, refused
+# from the Content-Length before the body is read (core.middleware).
+# The upload (POST /api/documents); its body may be 64 KiB more, for the form.
 MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
-# Let an upload near the limit reach our own size check (and its 413).
+# Every other request, unless its view names a limit of its own (core.body_limits).
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=64 * 1024)
+# Django's own cap on what it reads into memory: the fields of a multipart form,
+# and any other body (the limits above are smaller).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024
 )
-FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# An uploaded file goes to a temporary file as it arrives, never whole into memory.
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 # Deepest nesting of lists and objects a JSON request body may have.
 API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 
@@ -285,10 +292,10 @@ REST_FRAMEWORK = {
         "chat": THROTTLE_CHAT,
         "upload": THROTTLE_UPLOAD,
     },
+    # Multipart only where a view takes a file (the upload): elsewhere 415.
     "DEFAULT_PARSER_CLASSES": [
         "core.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # The browsable API is a development aid: it renders forms and the schema of

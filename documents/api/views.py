@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core import readiness
+from core.body_limits import BodyLimit
 from core.errors import PreconditionRequired, ValidationFailed
 from core.openapi import error_responses
 from core.pagination import StandardPagination
@@ -52,6 +53,13 @@ UPLOAD_KNOWLEDGE_BASE = OpenApiParameter(
         "The knowledge base to upload to, instead of (or equal to) the form field: "
         "a caller who is not its editor is refused before the file is read."
     ),
+)
+# The file, and up to 64 KiB for the form around it (names, boundaries); its size
+# must be declared, to be checked before a byte of it is read.
+UPLOAD_BODY = BodyLimit(
+    lambda: settings.MAX_UPLOAD_BYTES + 64 * 1024,
+    error_code=FileTooLarge.error_code,
+    length_required=True,
 )
 _IF_MATCH_VALUE = re.compile(r'^\s*(?:W/)?"?(\d+)"?\s*$')
 
@@ -192,6 +200,8 @@ class KnowledgeBaseListView(APIView):
 
 class DocumentListView(APIView):
     parser_classes = [MultiPartParser, FormParser]
+    # Refused from the Content-Length before the body (core.middleware).
+    request_body_limits = {"POST": UPLOAD_BODY}
     permission_classes = [IsAuthenticated, MayUpload]
 
     @property
@@ -227,19 +237,11 @@ class DocumentListView(APIView):
         parameters=[UPLOAD_KNOWLEDGE_BASE],
         responses={
             201: DocumentSerializer,
-            **error_responses(401, 403, 404, 413, 415, 422, 429),
+            **error_responses(401, 403, 404, 411, 413, 415, 422, 429),
         },
         summary="Upload a file as a new draft document",
     )
     def post(self, request):
-        # Refuse an oversized body before reading it (RequestBodyGuardMiddleware
-        # has refused a Content-Length that is not a number).
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-        if declared > settings.MAX_UPLOAD_BYTES + 1024 * 1024:
-            raise FileTooLarge(
-                f"The upload is {declared} bytes; the limit is "
-                f"{settings.MAX_UPLOAD_BYTES} bytes."
-            )
         serializer = DocumentUploadSerializer(
             data=request.data,
             context={

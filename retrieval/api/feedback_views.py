@@ -8,14 +8,21 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.body_limits import BodyLimit
 from core.openapi import error_responses
 from core.pagination import StandardPagination
 from retrieval import feedback, selectors
 
 from .feedback_serializers import FeedbackRequestSerializer, FeedbackSerializer
 
+# The largest valid feedback (the answer and its 20 sources, about 308,000
+# characters) with every character written as a \uXXXX escape: 1.85 MB.
+FEEDBACK_BODY = BodyLimit(lambda: 2 * 1024 * 1024)
+
 
 class FeedbackView(APIView):
+    request_body_limits = {"POST": FEEDBACK_BODY}
+
     @extend_schema(
         request=FeedbackRequestSerializer,
         responses={201: FeedbackSerializer, **error_responses(401, 404, 422)},

@@ -13,11 +13,18 @@ from tests.ingestion.conftest import REPO
 
 
 class Process:
-    """`manage.py ...` whose stdout lines are collected by a reader thread."""
+    """`manage.py ...` (or another `program`) whose stdout lines are collected by
+    a reader thread."""
 
-    def __init__(self, base_env: dict[str, str], *args: str, **env: str) -> None:
+    def __init__(
+        self,
+        base_env: dict[str, str],
+        *args: str,
+        program: list[str] | None = None,
+        **env: str,
+    ) -> None:
         self.popen = subprocess.Popen(
-            [sys.executable, str(REPO / "manage.py"), *args],
+            [*(program or [sys.executable, str(REPO / "manage.py")]), *args],
             cwd=REPO,
             env={**base_env, "PYTHONUNBUFFERED": "1", **env},
             stdout=subprocess.PIPE,

@@ -1,12 +1,15 @@
-"""A real Curator server for attacks over HTTP: `manage.py runserver` on a free port."""
+"""A real Curator server for attacks over HTTP on a free port: `manage.py runserver`,
+or gunicorn."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -38,20 +41,39 @@ def _wait_until_up(server: Server, timeout: float = 60) -> None:
     raise AssertionError("server did not answer in time")
 
 
+def _runserver(process_env: dict[str, str], port: int, env: dict) -> Process:
+    return Process(process_env, "runserver", f"127.0.0.1:{port}", "--noreload", **env)
+
+
+def _gunicorn(process_env: dict[str, str], port: int, env: dict) -> Process:
+    """The production server as `make serve` runs it, with one worker."""
+    return Process(
+        process_env,
+        "-c",
+        "config/gunicorn.conf.py",
+        program=[str(Path(sys.executable).parent / "gunicorn")],
+        WEB_BIND=f"127.0.0.1:{port}",
+        WEB_WORKERS="1",
+        **env,
+    )
+
+
+SERVERS = {"runserver": _runserver, "gunicorn": _gunicorn}
+
+
 @pytest.fixture
 def start_server(process_env) -> Iterator:
-    """Start a server with extra settings: `start_server(METRICS_PUBLIC="false")`."""
+    """Start a server with extra settings: `start_server(METRICS_PUBLIC="false")`;
+    `start_server(server="gunicorn")` for the production server."""
     started: list[Process] = []
 
-    def start(**env: str) -> Server:
+    def start(server: str = "runserver", **env: str) -> Server:
         port = free_port()
-        process = Process(
-            process_env, "runserver", f"127.0.0.1:{port}", "--noreload", **env
-        )
+        process = SERVERS[server](process_env, port, env)
         started.append(process)
-        server = Server(process, port)
-        _wait_until_up(server)
-        return server
+        running = Server(process, port)
+        _wait_until_up(running)
+        return running
 
     yield start
     for process in started:

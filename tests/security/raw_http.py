@@ -5,11 +5,14 @@ a socket, headers no well-behaved library sends, bodies sent only in part.
 from __future__ import annotations
 
 import json
+import re
 import socket
+import uuid
 from urllib.parse import urlsplit
 
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+from tests.ingestion.processes import wait_until
 from tests.live import http
 
 PASSWORD = "secret-pass-1"
@@ -58,7 +61,9 @@ def connect(server, timeout: float = 10) -> socket.socket:
 def request_head(
     method: str, path: str, headers: dict[str, str], token: str | None = None
 ) -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close"]
+    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
+    if "Connection" not in headers:
+        lines.append("Connection: close")
     if token:
         lines.append(f"Authorization: Bearer {token}")
     lines += [f"{name}: {value}" for name, value in headers.items()]
@@ -66,8 +71,9 @@ def request_head(
 
 
 def read_response(sock: socket.socket) -> Response:
-    """One response, complete once its Content-Length is in: a server that refused
-    early may go on reading the rest of the body before it closes."""
+    """One response, complete once its Content-Length is in (a server that refused
+    early may go on reading the rest of the body before it closes), or once the
+    server closes the connection (without a length, or with the body unread)."""
     raw = b""
     while True:
         _, separator, body = raw.partition(b"\r\n\r\n")
@@ -75,7 +81,10 @@ def read_response(sock: socket.socket) -> Response:
             length = Response(raw).headers.get("content-length")
             if length is not None and len(body) >= int(length):
                 return Response(raw)
-        chunk = sock.recv(65536)
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            chunk = b""
         if not chunk:
             return Response(raw)
         raw += chunk
@@ -92,3 +101,19 @@ def send(
     with connect(server) as sock:
         sock.sendall(request_head(method, path, headers, token) + body)
         return read_response(sock)
+
+
+def assert_no_error_logged(server) -> None:
+    """No ERROR record, no traceback and no 500 in the logs (the access log is on
+    stderr for runserver, stdout for gunicorn)."""
+    # The log lines of the last request may still be on their way through the pipe:
+    # a request of our own (a 404, logged at WARNING), logged after them, ends them.
+    marker = f"/log-flush-{uuid.uuid4().hex}"
+    send(server, "GET", marker, {})
+    line = f'"GET {marker} HTTP/1.1" 404'
+    wait_until(lambda: line in server.process.stderr + server.process.stdout)
+    stderr, logs = server.process.stderr, server.process.stderr + server.process.stdout
+    assert " ERROR " not in stderr, stderr
+    assert "[ERROR]" not in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    assert not re.search(r'" 5\d\d ', logs), logs
