@@ -278,9 +278,11 @@ class IngestionPipeline:
 
     def _pages_read(self, done: int, total: int) -> None:
         # A PDF's parse shows its pages (a 30-page scan must show it is moving).
-        self._cost_found(pages=total)
+        found_heavy = self._cost_found(pages=total)
         self._pages = total
         self.report(TaskStage.PARSE, done, total)
+        if found_heavy:
+            self.turn_over(self.lane, found_heavy=True)
         if self._pages_kept:
             self._turn_over()
 
@@ -296,24 +298,27 @@ class IngestionPipeline:
             self._pages_kept += 1
 
     def _ocr_page(self) -> None:
+        found_heavy = self._cost_found(ocr=True)
         self.work.ocr_page()
-        self._cost_found(ocr=True)
+        if found_heavy:  # the page is read while the parsers wind down
+            self.turn_over(self.lane, found_heavy=True)
 
-    def _cost_found(self, *, pages: int | None = None, ocr: bool = False) -> None:
+    def _cost_found(self, *, pages: int | None = None, ocr: bool = False) -> bool:
         """A light task found heavy moves to that lane, and leaves a worker that
-        takes no heavy work before it does any (`lanes.py`), or one whose light
-        work it was claimed ahead of (`lanes.turn_is_over`)."""
+        takes no heavy work before it does any (`lanes.py`); True when it moved,
+        for the caller to give light work it was claimed ahead of its place
+        (`lanes.turn_is_over`)."""
         if self.lane == TaskLane.HEAVY:
-            return
+            return False
         reason = heavy_reason(pages=pages, ocr=ocr)
         if reason is None:
-            return
+            return False
         claims.ingestion_task_set_lane(self.claim, TaskLane.HEAVY)
         self.lane = TaskLane.HEAVY
         logger.info("task is heavy task=%s (%s)", self.claim.task_id, reason)
         if TaskLane.HEAVY not in self.lanes:
             raise HeavyTask(reason)
-        self.turn_over(self.lane, found_heavy=True)
+        return True
 
     def _parsed(self) -> None:
         """The parse stage complete (or found done by an earlier attempt), unless
