@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from core.rates import parse_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -57,6 +58,8 @@ INSTALLED_APPS = [
     "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # The shared kernel's counters table (core/counters.py), below every app.
+    "core",
     "accounts",
     "documents",
     "ingestion",
@@ -240,8 +243,7 @@ REST_KNOX = {
 # Four eyes: a reviewer cannot publish a version they uploaded (rejecting is fine).
 REVIEW_REQUIRE_SECOND_PERSON = env.bool("REVIEW_REQUIRE_SECOND_PERSON", default=True)
 
-# --- Per-user request rates (DRF throttles, kept in the `default` cache) ---
-_RATE = re.compile(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)")
+# --- Per-user request rates (DRF throttles, counted by core/counters.py) ---
 
 
 def _rate(name: str, default: str) -> str | None:
@@ -249,10 +251,12 @@ def _rate(name: str, default: str) -> str | None:
     value = env(name, default=default).strip()
     if not value:
         return None
-    if not _RATE.fullmatch(value):
+    try:
+        parse_rate(value)
+    except ValueError:
         raise ImproperlyConfigured(
             f'{name}={value!r} is not a rate like "120/min" (s, min, hour, day).'
-        )
+        ) from None
     return value
 
 
