@@ -6,4 +6,4 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and API tokens"
 
     def ready(self) -> None:
-        from . import receivers  # noqa: F401  (connects the login signals)
+        from . import checks, receivers  # noqa: F401  (registers them)

@@ -10,7 +10,6 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from core.errors import TooManyRequests
 
-from .client_address import client_address
 from .login_attempts import login_attempt_begin
 
 
@@ -19,10 +18,7 @@ from .login_attempts import login_attempt_begin
 def admin_login(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
-            login_attempt_begin(
-                address=client_address(request),
-                username=request.POST.get("username", ""),
-            )
+            login_attempt_begin(request, username=request.POST.get("username", ""))
         except TooManyRequests as refusal:
             response = TemplateResponse(
                 request,

@@ -14,12 +14,14 @@ from django.views.decorators.http import require_GET
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from accounts.metrics import LoginCollector
 from ingestion.metrics import IngestionCollector
 
 # Database-backed metrics stay out of the default registry: only this view pays
 # for their queries.
-INGESTION_REGISTRY = CollectorRegistry(auto_describe=False)
-INGESTION_REGISTRY.register(IngestionCollector())
+DATABASE_REGISTRY = CollectorRegistry(auto_describe=False)
+DATABASE_REGISTRY.register(IngestionCollector())
+DATABASE_REGISTRY.register(LoginCollector())
 
 
 @require_GET
@@ -36,5 +38,5 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
             response = HttpResponse("Unauthorized.\n", status=401)
             response["WWW-Authenticate"] = 'Bearer realm="metrics"'
             return response
-    body = generate_latest(REGISTRY) + generate_latest(INGESTION_REGISTRY)
+    body = generate_latest(REGISTRY) + generate_latest(DATABASE_REGISTRY)
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from core.rates import parse_rate, parse_rates
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -60,6 +61,8 @@ INSTALLED_APPS = [
     "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # The shared kernel's counters table (core/counters.py), below every app.
+    "core",
     "accounts",
     "documents",
     "ingestion",
@@ -132,10 +135,11 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Cache: shared by every process (login throttles and lockouts live in it). The
+# Cache: shared by every process (chat stream slots live in it; request rates
+# and login limits are counted in the database, core/counters.py). The
 # database cache by default, its table made by `migrate` (accounts 0002); Redis
 # with e.g. CACHE_URL=redis://127.0.0.1:6379/1. MAX_ENTRIES is high because a
-# full database cache evicts a third of its keys, throttle counters included.
+# full database cache evicts a third of its keys, stream slots included.
 CACHES = {
     "default": env.cache(
         "CACHE_URL", default="dbcache://curator_cache?MAX_ENTRIES=100000"
@@ -209,38 +213,42 @@ API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="curator-demo")
 
 # --- Authentication (docs/security/auth.md) ---
-# Login attempts (API token and admin alike) per client address and per username
-# in each window; past them `429 throttled` with Retry-After. 0 switches one off.
-LOGIN_THROTTLE_PER_ADDRESS = env.int("LOGIN_THROTTLE_PER_ADDRESS", default=30)
-LOGIN_THROTTLE_PER_USERNAME = env.int("LOGIN_THROTTLE_PER_USERNAME", default=10)
-LOGIN_THROTTLE_WINDOW_SECONDS = env.int("LOGIN_THROTTLE_WINDOW_SECONDS", default=60)
-# This many wrong passwords for one username within a window of
-# LOGIN_LOCKOUT_WINDOW_SECONDS lock it for LOGIN_LOCKOUT_SECONDS (`429
-# account_locked`, even with the right password); 0 switches lockout off.
-LOGIN_LOCKOUT_FAILURES = env.int("LOGIN_LOCKOUT_FAILURES", default=10)
-LOGIN_LOCKOUT_WINDOW_SECONDS = env.int("LOGIN_LOCKOUT_WINDOW_SECONDS", default=900)
-LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
+
+
+def _login_rates(name: str, default: str) -> str:
+    """Rates such as "5/min,20/day", checked at start-up; empty means none."""
+    value = env(name, default=default).strip()
+    try:
+        parse_rates(value)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f'{name}={value!r} is not a list of rates like "5/min,20/day".'
+        ) from None
+    return value
+
+
+# Failed logins (an attempt counts as one until its password proves right) that
+# the API token view, the admin login and the pages' sign-in allow, as rates
+# "N/period" separated by commas (period: s, min, hour, day, or a multiple such as
+# 15min); past one `429 throttled` with Retry-After. Empty switches a subject off.
+# From one client address, whatever the username (spraying many accounts):
+LOGIN_LIMITS_PER_ADDRESS = _login_rates("LOGIN_LIMITS_PER_ADDRESS", "30/min,300/day")
+# For one username from one address, slower and slower (guessing one account
+# from one machine; a success there forgets them):
+LOGIN_LIMITS_PER_ACCOUNT_AND_ADDRESS = _login_rates(
+    "LOGIN_LIMITS_PER_ACCOUNT_AND_ADDRESS", "5/min,10/hour,20/day"
+)
+# For one username from everywhere (guessing from many machines): past it the
+# username is locked (`429 account_locked`) except from addresses where the user
+# signed in within LOGIN_KNOWN_ADDRESS_DAYS.
+LOGIN_LIMITS_PER_ACCOUNT = _login_rates("LOGIN_LIMITS_PER_ACCOUNT", "100/hour,300/day")
+LOGIN_KNOWN_ADDRESS_DAYS = env.float("LOGIN_KNOWN_ADDRESS_DAYS", default=30.0)
 # Reverse proxies in front of Curator that append to X-Forwarded-For; 0 trusts
 # only REMOTE_ADDR (a client can write any X-Forwarded-For it likes).
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 # Each login gets a new API token valid this long; older ones past the cap go.
 API_TOKEN_TTL_HOURS = env.float("API_TOKEN_TTL_HOURS", default=24.0)
 API_TOKEN_MAX_PER_USER = env.int("API_TOKEN_MAX_PER_USER", default=100)
-for _name in ("LOGIN_THROTTLE_PER_ADDRESS", "LOGIN_THROTTLE_PER_USERNAME"):
-    # A limit of N is N cache keys read at once per attempt.
-    if not 0 <= globals()[_name] <= 1000:
-        raise ImproperlyConfigured(f"{_name} must be between 0 and 1000.")
-if not 0 <= LOGIN_LOCKOUT_FAILURES <= 1000:
-    raise ImproperlyConfigured("LOGIN_LOCKOUT_FAILURES must be between 0 and 1000.")
-if (
-    min(
-        LOGIN_THROTTLE_WINDOW_SECONDS,
-        LOGIN_LOCKOUT_WINDOW_SECONDS,
-        LOGIN_LOCKOUT_SECONDS,
-    )
-    < 1
-):
-    raise ImproperlyConfigured("Login throttle windows must be at least 1 second.")
 REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS),
     "AUTH_HEADER_PREFIX": "Bearer",
@@ -250,8 +258,7 @@ REST_KNOX = {
 # Four eyes: a reviewer cannot publish a version they uploaded (rejecting is fine).
 REVIEW_REQUIRE_SECOND_PERSON = env.bool("REVIEW_REQUIRE_SECOND_PERSON", default=True)
 
-# --- Per-user request rates (DRF throttles, kept in the `default` cache) ---
-_RATE = re.compile(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)")
+# --- Per-user request rates (DRF throttles, counted by core/counters.py) ---
 
 
 def _rate(name: str, default: str) -> str | None:
@@ -259,10 +266,12 @@ def _rate(name: str, default: str) -> str | None:
     value = env(name, default=default).strip()
     if not value:
         return None
-    if not _RATE.fullmatch(value):
+    try:
+        parse_rate(value)
+    except ValueError:
         raise ImproperlyConfigured(
             f'{name}={value!r} is not a rate like "120/min" (s, min, hour, day).'
-        )
+        ) from None
     return value
 
 

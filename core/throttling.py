@@ -1,12 +1,14 @@
-"""Per-user limits kept in the `default` cache, so every API process shares them.
+"""Per-user limits that every API process shares.
 
 - `UserScopedRateThrottle`: requests per period, by the view's `throttle_scope`
-  (`REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`); DRF answers `429` with
-  `Retry-After`, and `core.api_errors` gives it the code `throttled`.
-- `Slots`: at most N of something at once per owner (open chat streams). Each
-  slot is its own cache key taken with `cache.add`, atomic on every cache backend
-  (a counter's `incr` is not, on the database cache), and it expires on its own:
-  a process killed while holding a slot frees it after the TTL, not never.
+  (`REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`), counted in the database by
+  `core.counters.take`; DRF answers `429` with `Retry-After`, and
+  `core.api_errors` gives it the code `throttled`.
+- `Slots`: at most N of something at once per owner (open chat streams), in the
+  `default` cache. Each slot is its own cache key taken with `cache.add`, atomic
+  on every cache backend (a counter's `incr` is not, on the database cache), and
+  it expires on its own: a process killed while holding a slot frees it after
+  the TTL, not never.
 """
 
 from __future__ import annotations
@@ -19,13 +21,30 @@ from django.core.cache import cache
 from rest_framework.settings import api_settings
 from rest_framework.throttling import ScopedRateThrottle
 
+from . import counters
+from .rates import parse_rate
+
 
 class UserScopedRateThrottle(ScopedRateThrottle):
-    """DRF's scoped throttle (per user, per address when anonymous), with the rates
-    read at each request rather than once at import, so settings changes apply."""
+    """DRF's scoped throttle (per user, per address when anonymous) counted by
+    one atomic statement. DRF's own reads a history from the cache, decides and
+    writes it back, so requests arriving together all passed. The rates are read
+    at each request, so settings changes apply."""
 
-    def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES[self.scope]
+    def allow_request(self, request, view) -> bool:
+        self.scope = getattr(view, self.scope_attr, None)
+        rate = api_settings.DEFAULT_THROTTLE_RATES[self.scope] if self.scope else None
+        if not rate:
+            return True
+        limit = parse_rate(rate)
+        taken = counters.take(
+            self.get_cache_key(request, view), limit=limit.count, seconds=limit.seconds
+        )
+        self._retry_after = taken.retry_after
+        return taken.allowed
+
+    def wait(self) -> int:
+        return self._retry_after
 
 
 class Slot:

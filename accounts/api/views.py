@@ -15,7 +15,6 @@ from core.authentication import BearerOrTokenAuthentication
 from core.openapi import error_responses
 
 from .. import services
-from ..client_address import client_address
 from ..login_attempts import login_attempt_begin
 from .serializers import TokenRequestSerializer, TokenSerializer
 
@@ -29,17 +28,15 @@ class TokenView(APIView):
         responses={200: TokenSerializer, **error_responses(401, 422, 429)},
         summary="Exchange a username and password for a new API token",
         description="Every login gets a new token, valid until `expires_at`. "
-        "Attempts are throttled per address and per username (429 `throttled`); "
-        "repeated failures lock the account for a while (429 `account_locked`). "
-        "Both come with Retry-After.",
+        "Failed logins are limited per client address and per username at that "
+        "address, more slowly each time (429 `throttled`); many failures from "
+        "everywhere lock the username except where its user signed in before "
+        "(429 `account_locked`). Both come with Retry-After.",
     )
     def post(self, request):
         serializer = TokenRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        login_attempt_begin(
-            address=client_address(request),
-            username=serializer.validated_data["username"],
-        )
+        login_attempt_begin(request, username=serializer.validated_data["username"])
         user = authenticate(request=request, **serializer.validated_data)
         if user is None or not user.is_active:
             raise AuthenticationFailed("Wrong username or password.")

@@ -43,37 +43,49 @@ def api_login(server, username: str, password: str, **headers: str):
     return status, response_headers, json.loads(body)
 
 
-class AdminBrowser:
-    """The admin login form over HTTP, with its CSRF cookie."""
+class FormBrowser:
+    """A login form over HTTP with its CSRF cookie: the admin's by default, or the
+    pages' sign-in (`path="/login/"`). Extra headers go with every request."""
 
-    def __init__(self, server) -> None:
+    def __init__(self, server, path: str = "/admin/login/", **headers: str) -> None:
         self.server = server
+        self.path = path
+        self.headers = headers
         self.opener = urllib.request.build_opener(
             urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
         )
 
+    def _open(self, path: str, form: bytes | None = None):
+        request = urllib.request.Request(
+            self.server.url(path), data=form, headers=self.headers
+        )
+        return self.opener.open(request, timeout=20)
+
     def get(self, path: str):
         try:
-            with self.opener.open(self.server.url(path), timeout=20) as response:
+            with self._open(path) as response:
                 return response.status, response.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
 
-    def login(self, username: str, password: str):
-        page = self.opener.open(self.server.url("/admin/login/"), timeout=20).read()
+    def login(self, username: str, password: str, next_page: str = "/admin/"):
+        """(status, headers, page) after the form is sent, redirects followed:
+        a success ends on `next_page`, not on the form."""
+        with self._open(self.path) as response:
+            page = response.read()
         token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         form = urllib.parse.urlencode(
             {
                 "csrfmiddlewaretoken": token.group(1).decode(),
                 "username": username,
                 "password": password,
-                "next": "/admin/",
+                "next": next_page,
             }
         ).encode()
         try:
-            with self.opener.open(
-                self.server.url("/admin/login/"), form, timeout=20
-            ) as response:
+            with self._open(self.path, form) as response:
+                self.landed = urllib.parse.urlsplit(response.geturl()).path
                 return response.status, response.headers, response.read().decode()
         except urllib.error.HTTPError as error:
+            self.landed = urllib.parse.urlsplit(error.geturl()).path
             return error.code, error.headers, error.read().decode()

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from knox.models import AuthToken
 
-from tests.security.logins import PASSWORD, AdminBrowser, make_user, request
+from tests.security.logins import PASSWORD, FormBrowser, make_user, request
 from tests.security.logins import api_login as login_answer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -123,7 +123,7 @@ def test_only_superusers_see_tokens_in_the_admin_and_never_the_secret(server):
     token = api_login(server)["token"]
     stored = AuthToken.objects.get()
 
-    superuser = AdminBrowser(server)
+    superuser = FormBrowser(server)
     assert superuser.login("root", PASSWORD)[0] == 200
     status, page = superuser.get("/admin/accounts/apitoken/")
     assert status == 200
@@ -137,6 +137,6 @@ def test_only_superusers_see_tokens_in_the_admin_and_never_the_secret(server):
     assert "Digest" not in detail
     assert superuser.get("/admin/knox/authtoken/")[0] == 404
 
-    staff = AdminBrowser(server)
+    staff = FormBrowser(server)
     assert staff.login("rita", PASSWORD)[0] == 200
     assert staff.get("/admin/accounts/apitoken/")[0] == 403

@@ -70,7 +70,7 @@ def test_the_next_page_is_kept_when_it_is_ours(client):
     assert response["Location"] == "/"
 
 
-@override_settings(LOGIN_THROTTLE_PER_USERNAME=3, LOGIN_LOCKOUT_FAILURES=100)
+@override_settings(LOGIN_LIMITS_PER_ACCOUNT_AND_ADDRESS="3/day")
 def test_guessing_is_throttled_as_on_the_api(client):
     user = UserFactory()
     wrong = {"username": user.username, "password": "no"}
