@@ -15,7 +15,7 @@ $(STAMP): requirements.txt
 	touch $(STAMP)
 
 migrate: venv
-	mkdir -p var
+	mkdir -p -m 700 var
 	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
 
 # Serves the pages, the API and the admin on 127.0.0.1:8000 with a worker beside it;

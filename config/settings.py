@@ -16,6 +16,10 @@ VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env")
+# The data directory (the SQLite database, originals, snapshots) is the service
+# user's alone: parsers run as another user (docs/security/sandbox.md).
+with contextlib.suppress(OSError):
+    VAR_DIR.mkdir(mode=0o700, exist_ok=True)
 
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env("SECRET_KEY", default="")
@@ -463,9 +467,11 @@ PAGE_RENDER_PROCESSES = env.int("PAGE_RENDER_PROCESSES", default=2)
 # Parser processes per worker: a PDF's pages are shared among them (each one has
 # INGESTION_PARSE_MEMORY_BYTES of its own); other kinds use one.
 INGESTION_PARSE_PROCESSES = env.int("INGESTION_PARSE_PROCESSES", default=2)
-# The parser sandbox (docs/security.md): parsers run as this user when the worker
-# is root (empty: as the worker), see only an allow-listed environment plus these
-# variables, and a reply above INGESTION_PARSE_REPLY_MAX_BYTES is refused unread.
+# The parser sandbox (docs/security/sandbox.md): parsers run as this user (empty:
+# curator-parser if it exists, else nobody, whenever the worker may switch users;
+# the worker's own user name keeps them as the worker), see only an allow-listed
+# environment plus these variables, and a reply above
+# INGESTION_PARSE_REPLY_MAX_BYTES is refused unread.
 INGESTION_PARSER_USER = env("INGESTION_PARSER_USER", default="")
 INGESTION_PARSER_ENV = env.list("INGESTION_PARSER_ENV", default=[])
 INGESTION_PARSE_REPLY_MAX_BYTES = env.int(

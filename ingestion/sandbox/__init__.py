@@ -20,11 +20,14 @@ hashing), embeds it, so parsing, chunking and embedding all use every core. Othe
 kinds go to the first parser alone, which chunks and embeds them too.
 
 A parser is forked from a small server process (`server.py`) that the worker starts
-once, exec'd with an allow-listed environment and no inherited descriptors, and that
-has imported the parsing libraries (`processes.py`): a clean process (no secrets, no
-threads, locks or database connections) that does not import the libraries again
-for each file. It caps its own address space (RLIMIT_AS), ignores
-SIGTERM/SIGINT (the worker decides when it stops) and exits when the worker is gone.
+once, exec'd with an allow-listed environment and no inherited descriptors, in `/`,
+and that has imported the parsing libraries (`processes.py`): a clean process (no
+secrets, no threads, locks or database connections) that does not import the
+libraries again for each file. The worker is hidden from it (not dumpable), and
+when the worker can switch users the server becomes another, unprivileged one
+before it forks any parser (`privileges.py`). A parser caps its own address space
+(RLIMIT_AS), ignores SIGTERM/SIGINT (the worker decides when it stops) and exits
+when the worker is gone.
 A timeout, a memory error, a crash, a reply that breaks the protocol or an
 interruption kills the parsers still busy; the next parse starts fresh ones. A
 parse ended by `StopAfterPage` (a task's turn over) asks them to stop after their
@@ -55,13 +58,8 @@ from .exchange import (
     StopAfterPage,
     results,
 )
-from .processes import (
-    ParserServer,
-    SandboxError,
-    SandboxOptions,
-    memory_limit_problem,
-    parser_account,
-)
+from .privileges import SandboxError, parser_account
+from .processes import ParserServer, SandboxOptions, memory_limit_problem
 from .server import OUT_OF_MEMORY_EXIT, POLL_SECONDS
 from .slots import ParserSlot
 from .wire import ReplyRejected

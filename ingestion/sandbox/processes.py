@@ -4,6 +4,8 @@ The server is started with an environment built from an allow-list, so that no
 secret of the worker's (SECRET_KEY, DATABASE_URL, storage and provider keys) is in
 any parser's environment, from exec on (`/proc/<pid>/environ` included): clearing
 `os.environ` inside a process would leave the secrets in its initial environment.
+It starts in `/`, not in the worker's directory, and is told which user to become
+(`privileges.py`); the worker hides itself from it first.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 from .channel import Channel
+from .privileges import SandboxError, hide_process, parser_account
 from .server import BOOTSTRAP
 
 # What a parser may need of the worker's environment: the program path, locale and
@@ -29,20 +32,35 @@ PASSED_PREFIXES = ("LC_",)
 # core) would map a stack and buffers into an address space capped by RLIMIT_AS
 # (docs/operations.md has the sizes).
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# Set for every parser whatever the worker has: ONNX Runtime (OCR) would write a
+# device id under HOME and send usage events from the parser (since 1.29).
+FIXED_VARIABLES = {"ORT_DISABLE_TELEMETRY": "1"}
 # Imported by the parser server before it forks; a module's `warm_up()`, if it has
 # one, runs there too, so that every parser starts with it done.
 PRELOAD = ("ingestion.formats", "retrieval.embeddings", "retrieval.terms")
+# Imported too before the server changes user, with every codec: modules of the
+# standard library the parsing libraries import only when they run (as found by
+# parsing the corpus, OCR and E5 included), and an interpreter may lie where the
+# parser user cannot read (/root/.pyenv): ImportError, OCR "unavailable", then.
+STDLIB_PRELOAD = (
+    "difflib",
+    "glob",
+    "hmac",
+    "http.cookiejar",
+    "http.cookies",
+    "importlib.readers",
+    "importlib.resources.readers",
+    "stringprep",
+)
 START_METHOD = "fork" if hasattr(os, "fork") else "exec"
 _REPLY_SECONDS = 60.0  # the server imports the parsing libraries before it answers
 
 
-class SandboxError(Exception):
-    """The parser sandbox cannot be set up as configured (a deployment error)."""
-
-
 @dataclass(frozen=True)
 class SandboxOptions:
-    user: str = ""  # run the parsers as this user (the worker must be root)
+    # Run the parsers as this user; empty: curator-parser or nobody whenever the
+    # worker can switch users (privileges.parser_account).
+    user: str = ""
     passed_variables: tuple[str, ...] = ()  # more environment variables to pass
     reply_max_bytes: int = 256 * 1024 * 1024  # a larger reply is refused unread
 
@@ -58,30 +76,7 @@ def parser_environment(options: SandboxOptions, home: str | None = None) -> dict
     }
     if home is not None:
         environment["HOME"] = home
-    return environment
-
-
-def parser_account(user: str) -> tuple[int, int, str] | None:
-    """(uid, gid, home) to run parsers as, None to stay; SandboxError if that
-    cannot be done."""
-    if not user:
-        return None
-    try:
-        import pwd
-
-        entry = pwd.getpwnam(user)
-    except (ImportError, KeyError):
-        raise SandboxError(f"INGESTION_PARSER_USER={user!r}: no such user") from None
-    if entry.pw_uid == os.geteuid():
-        return None
-    if os.geteuid() != 0:
-        raise SandboxError(
-            f"INGESTION_PARSER_USER={user!r}: the worker must run as root to start "
-            "parsers as another user (or leave the setting empty)"
-        )
-    if entry.pw_uid == 0:
-        raise SandboxError(f"INGESTION_PARSER_USER={user!r} is root")
-    return entry.pw_uid, entry.pw_gid, entry.pw_dir
+    return environment | FIXED_VARIABLES
 
 
 def memory_limit_problem(memory_bytes: int | None) -> str | None:
@@ -165,18 +160,22 @@ class ParserServer:
         if self.running():
             return
         self.stop()
-        account = parser_account(self.options.user)
+        # Without fork (no users to switch to there), each parser is a new
+        # interpreter: it stays the worker's user.
+        account = (
+            parser_account(self.options.user) if self.start_method == "fork" else None
+        )
+        hide_process()  # before any parser exists
         worker_end, server_end = socket.socketpair()
         config = {
-            "path": sys.path,
+            # Absolute: the server starts in "/", and "" would mean there.
+            "path": [os.path.abspath(entry) for entry in sys.path],
             "control": server_end.fileno(),
             "preload": list(PRELOAD),
             "start": self.start_method,
+            "account": account and [account.name, account.uid, account.gid],
+            "stdlib": list(STDLIB_PRELOAD),
         }
-        identity = {}
-        if account is not None:
-            uid, gid, _ = account
-            identity = {"user": uid, "group": gid, "extra_groups": []}
         try:
             self._popen = subprocess.Popen(  # noqa: S603 - our own interpreter and code
                 [
@@ -187,14 +186,14 @@ class ParserServer:
                     json.dumps(config),
                 ],
                 env=parser_environment(
-                    self.options, home=account[2] if account else None
+                    self.options, home=account.home if account else None
                 ),
                 close_fds=True,
                 pass_fds=(server_end.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                cwd=os.getcwd(),
-                **identity,
+                # Not the worker's directory (the database and media may be below).
+                cwd=os.sep,
             )
         except PermissionError as error:
             raise SandboxError(f"cannot start the parser server: {error}") from None

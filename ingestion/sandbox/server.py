@@ -36,8 +36,13 @@ from retrieval.terms import chunk_terms
 
 from ..blocks import ParseError
 from ..chunking import chunk_blocks, full_text
-from . import wire
+from . import privileges, wire
 from .channel import Channel
+
+try:  # imported here, not when a parser needs it: it may be another user by then
+    import resource
+except ImportError:  # no RLIMIT_AS on this platform (memory_limit_problem says so)
+    resource = None
 
 OUT_OF_MEMORY_EXIT = 75  # a parser that could not even read its request
 PARSER_FD = 3
@@ -51,9 +56,13 @@ BOOTSTRAP = (
 
 
 def main(config: dict) -> None:
-    """The server: `config` holds `path`, `control` (fd), `preload`, `start`."""
+    """The server: `config` holds `path`, `control` (fd), `preload`, `start`,
+    `account` ([name, uid, gid] to become, or None) and `stdlib`."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_IGN)
+    # Parsers are forked from us: hidden from them, and they from each other.
+    privileges.hide_process()
+    privileges.forbid_new_privileges()
     control = socket.socket(fileno=config["control"])
     os.set_inheritable(control.fileno(), False)
     if config["start"] == "fork":
@@ -61,7 +70,40 @@ def main(config: dict) -> None:
             module = importlib.import_module(name)
             if hasattr(module, "warm_up"):
                 module.warm_up()
+    if config["account"]:
+        _preload_standard_library(config["stdlib"])
+        _become(*config["account"])
     _Server(control, config).run()
+
+
+def _preload_standard_library(names: list[str]) -> None:
+    """Import what the parsing libraries take from the standard library only when
+    they run (codecs above all), while the interpreter's files are readable: they
+    may not be once the server is another user."""
+    import encodings
+    import pkgutil
+
+    codecs = [
+        f"encodings.{module.name}"
+        for module in pkgutil.iter_modules(encodings.__path__)
+    ]
+    for name in [*names, *codecs]:
+        with contextlib.suppress(ImportError):  # encodings.mbcs and the like
+            importlib.import_module(name)
+
+
+def _become(name: str, uid: int, gid: int) -> None:
+    # After the imports (the interpreter may be where that user cannot read) and
+    # before any parser exists or any request is read.
+    try:
+        privileges.drop_privileges(uid, gid)
+    except OSError as error:
+        print(
+            f"curator parser server: cannot run as {name} ({error}); no parser "
+            "is started",
+            file=sys.stderr,
+        )
+        os._exit(1)
 
 
 class _Server:
@@ -179,6 +221,7 @@ def _keep_only(fd: int) -> None:
 
 def exec_parser(config: dict) -> None:
     """A parser in a fresh interpreter (where there is no fork)."""
+    privileges.hide_process()  # exec made it dumpable again
     _keep_only(config["fd"])
     parser(config)
 
@@ -367,10 +410,8 @@ def stop_asked(conn: Channel) -> bool:
 def _limit_address_space(memory_bytes: int) -> None:
     # The worker has said at start-up whether this can work (memory_limit_problem).
     try:
-        import resource
-
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    except (ImportError, ValueError, OSError) as error:
+    except (AttributeError, ValueError, OSError) as error:
         print(
             f"curator parser: memory limit not applied ({type(error).__name__})",
             file=sys.stderr,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,3 +38,13 @@ def run_worker():
         return stats, lines
 
     return run
+
+
+@pytest.fixture
+def parser_writable_dir():
+    """A folder parser processes may write in: they run as another user when the
+    tests run as root (docs/security/sandbox.md), and tmp_path is root's alone."""
+    folder = Path(tempfile.mkdtemp(prefix="curator-parsers-"))
+    folder.chmod(0o777)  # a test's scratch folder, removed after it
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -58,7 +58,7 @@ def chunks_of(document_id) -> list[tuple]:
 
 
 def test_a_worker_killed_at_ocr_page_k_is_resumed_from_there(
-    knowledge_base, process_env, tmp_path, run_worker
+    knowledge_base, process_env, parser_writable_dir, run_worker
 ):
     task = scan_task(knowledge_base)
     env = {
@@ -69,7 +69,7 @@ def test_a_worker_killed_at_ocr_page_k_is_resumed_from_there(
         "INGESTION_PARSE_PROCESSES": "1",
         "INGESTION_PROGRESS_INTERVAL_SECONDS": "0",
     }
-    logs = {name: tmp_path / f"{name}.log" for name in ("victim", "rescuer")}
+    logs = {name: parser_writable_dir / f"{name}.log" for name in ("victim", "rescuer")}
     victim = Process(
         env,
         "run_ingestion_worker",

@@ -7,10 +7,14 @@ Django, no pytest.
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import pathlib
 import pickle
 import sys
+
+import msgpack
 
 
 class _Touch:
@@ -79,3 +83,37 @@ class HugeAnnouncer(_Hijacker):
 
     def hijack(self) -> None:
         _parser_pipe()._sock.sendall((2**40).to_bytes(8, "big"))
+
+
+class OpenProbe(_Hijacker):
+    """What a parser taken over could open of its worker: the worker's environment
+    and memory, its parser server's environment, and the paths CURATOR_TEST_PROBE
+    names (JSON, label -> path). Answers with a ParseError whose reason is
+    "probe " and JSON: label -> "opened" or the errno name; its uid and its working
+    directory."""
+
+    name = "open-probe"
+
+    @classmethod
+    def from_settings(cls) -> OpenProbe:
+        return cls()
+
+    def hijack(self) -> None:
+        server = os.getppid()
+        with open(f"/proc/{server}/stat") as stat:
+            worker = int(stat.read().rsplit(")", 1)[1].split()[1])
+        targets = {
+            "environ": f"/proc/{worker}/environ",
+            "mem": f"/proc/{worker}/mem",
+            "server-environ": f"/proc/{server}/environ",
+            **json.loads(os.environ.get("CURATOR_TEST_PROBE", "{}")),
+        }
+        found: dict = {"worker": worker, "uid": os.getuid(), "cwd": os.getcwd()}
+        for label, path in targets.items():
+            try:
+                os.close(os.open(path, os.O_RDONLY))
+                found[label] = "opened"
+            except OSError as error:
+                found[label] = errno.errorcode.get(error.errno, str(error.errno))
+        reason = "probe " + json.dumps(found, separators=(",", ":"))
+        send_raw(msgpack.packb(["error", "ingestion.blocks.ParseError", reason]))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import socket
 import uuid
@@ -9,12 +10,15 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.arguments import positive_float, positive_int
+from ingestion.checks import parser_exposure
 from ingestion.lanes import ALL_LANES, lanes_text, parse_lanes
 from ingestion.models import IngestionTask
 from ingestion.parsers import check_parsers
 from ingestion.sandbox import SandboxError
 from ingestion.wakeups import WAKE_MODES, make_waiter
 from ingestion.worker import Worker
+
+logger = logging.getLogger(__name__)
 
 
 def _lanes(text: str) -> frozenset[str]:
@@ -85,6 +89,8 @@ class Command(BaseCommand):
             check_parsers()
         except SandboxError as error:
             raise CommandError(str(error)) from error
+        for warning in parser_exposure():
+            logger.warning("%s %s (%s)", warning.msg, warning.hint, warning.id)
         task_id = options["task_id"]
         if (
             task_id is not None
