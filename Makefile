@@ -3,16 +3,26 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
+DEV_STAMP := $(VENV)/.requirements-dev-installed
 
-.PHONY: messages run serve static test test-fast test-browser bench bench-quick lint format venv migrate clean
+.PHONY: messages run serve static test test-fast test-browser bench bench-quick lint format venv venv-dev migrate clean
 
+# What the service runs (requirements.txt): `make run`, `make serve`.
 venv: $(STAMP)
+
+# And the tests, lint, browser and benchmark tools (requirements-dev.txt). A stamp
+# of its own, so that `make run` after `make test` installs nothing.
+venv-dev: $(DEV_STAMP)
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(DEV_STAMP)
 
 migrate: venv
 	mkdir -p -m 700 var
@@ -40,23 +50,23 @@ static: venv
 serve: migrate static
 	$(VENV)/bin/gunicorn -c config/gunicorn.conf.py
 
-test: venv
+test: venv-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The edit-run loop: everything but the tests marked slow (other Curator processes)
 # and the browser test. `make test` (CI) still runs them all.
-test-fast: venv
+test-fast: venv-dev
 	$(PY) -m pytest -m "not slow and not browser" $(PYTEST_ARGS)
 
 # The admin and the pages in headless Chromium (Debian's `chromium` at
 # /usr/bin/chromium) with a real worker; screenshots in var/screenshots/. `make
 # test` leaves it out.
-test-browser: venv
+test-browser: venv-dev
 	$(PY) -m pytest -m browser tests/browser $(PYTEST_ARGS)
 
 # Benchmarks (not tests): print tables and rewrite their sections of
 # docs/benchmarks.md. Needs PostgreSQL on 127.0.0.1:5432 for the PostgreSQL rows.
-bench: venv
+bench: venv-dev
 	$(PY) bench/claiming.py --database sqlite
 	$(PY) bench/claiming.py --database postgresql
 	$(PY) bench/submit_latency.py
@@ -71,7 +81,7 @@ bench: venv
 	$(PY) bench/hostile_inputs.py
 
 # The same measurements, smaller, in under two minutes (numbers are noisier).
-bench-quick: venv
+bench-quick: venv-dev
 	$(PY) bench/claiming.py --quick --workers 1 8 --database sqlite
 	$(PY) bench/claiming.py --quick --workers 1 8 --database postgresql
 	$(PY) bench/submit_latency.py --quick
@@ -81,16 +91,16 @@ bench-quick: venv
 # The scale curve to a million published chunks and the approximate vector index
 # (about 25 minutes and 6 GiB of disk under var/bench; --reuse keeps the chunks).
 .PHONY: bench-million
-bench-million: venv
+bench-million: venv-dev
 	$(PY) bench/million_chunks.py
 
 # ruff, and the import contracts of pyproject.toml (docs/architecture.md, Layers).
-lint: venv
+lint: venv-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
-format: venv
+format: venv-dev
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 

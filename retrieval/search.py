@@ -20,11 +20,15 @@ another embedder a zero vector (`refresh.Added.matrix`), so they are found by
 keyword alone until `reindex_chunks` embeds them again.
 
 Visibility comes first: only snapshots of knowledge bases where the caller is a
-member are consulted, and snapshots hold published chunks only.
+member are consulted, and snapshots hold published chunks only. The chunks of the
+final hits are served only while their version is still published in one of the
+caller's knowledge bases, so that a bookkeeping bug of the index never serves
+archived, draft or another team's text.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -33,6 +37,7 @@ import numpy as np
 from django.conf import settings
 
 from core.errors import NotFound, ValidationFailed
+from documents.models import DocumentStatus
 from documents.selectors import knowledge_base_ids_for
 
 from .embeddings import get_embedder
@@ -40,6 +45,8 @@ from .index import Snapshot, snapshot_cache
 from .models import Chunk
 from .terms import term_hash
 from .tokens import normalized, query_tokens, word_pairs
+
+logger = logging.getLogger(__name__)
 
 PROFILES = ("keyword", "vector", "hybrid-v1")
 DEFAULT_PROFILE = "hybrid-v1"
@@ -128,13 +135,24 @@ def search(
         )
     kb_ids = searchable_knowledge_bases(user, knowledge_base_ids)
     return search_snapshots(
-        snapshot_cache.snapshots(kb_ids), question, top_k=top_k, profile=profile
+        snapshot_cache.snapshots(kb_ids),
+        question,
+        top_k=top_k,
+        profile=profile,
+        knowledge_base_ids=kb_ids,
     )
 
 
 def search_snapshots(
-    snapshots: list[Snapshot], question: str, *, top_k: int, profile: str
+    snapshots: list[Snapshot],
+    question: str,
+    *,
+    top_k: int,
+    profile: str,
+    knowledge_base_ids: list[str] | None = None,
 ) -> SearchRun:
+    """Search `snapshots`; passages come only from chunks published in
+    `knowledge_base_ids` (by default, the snapshots' knowledge bases)."""
     run = SearchRun(
         profile=profile, question=question, statistics=TermStatistics(snapshots)
     )
@@ -162,7 +180,9 @@ def search_snapshots(
         )
         # Rerank bonuses are never negative, so the unreranked tail stays below.
         ranked = run.reranked + run.fused[RERANK_DEPTH:]
-    run.passages = _passages(ranked[:top_k])
+    if knowledge_base_ids is None:
+        knowledge_base_ids = [snapshot.knowledge_base_id for snapshot in snapshots]
+    run.passages = _passages(ranked[:top_k], knowledge_base_ids)
     return run
 
 
@@ -303,16 +323,52 @@ def _share(text: str, weighted: list[tuple[str, float]]) -> float:
     return sum(weight for string, weight in weighted if string in text) / total
 
 
-def _passages(hits: list[Hit]) -> list[Passage]:
-    """Chunks for the final hits; adjacent chunks of one document become one passage."""
-    if not hits:
-        return []
-    rows = {
+_PASSAGE_FIELDS = (
+    "document_id",
+    "knowledge_base_id",
+    "text",
+    "heading_path",
+    "page",
+    "char_start",
+    "char_end",
+    "document__version",
+    "document__filename",
+    "document__status",
+    "document__knowledge_base_id",
+)
+
+
+def _published_chunks(hits: list[Hit], knowledge_base_ids: list[str]) -> dict:
+    """The hits' chunks by id, those whose version is published in one of
+    `knowledge_base_ids` only, whatever the index says: a second line of defence.
+
+    Checked on the rows read, not in the WHERE clause, so that the query keeps its
+    plan (by primary key): on PostgreSQL with stale statistics a filter on the
+    document turned it round, from 0.3 to 5.5 ms at 500 documents.
+    """
+    searched = set(knowledge_base_ids)
+    chunks = {
         chunk.pk: chunk
         for chunk in Chunk.objects.filter(pk__in=[hit.chunk_id for hit in hits])
         .select_related("document")
-        .defer("embedding")
+        .only(*_PASSAGE_FIELDS)
+        if chunk.document.status == DocumentStatus.PUBLISHED
+        and chunk.document.knowledge_base_id in searched
     }
+    if len(chunks) < len(hits):
+        logger.warning(
+            "search: left out %d chunks the index found that are not published in "
+            "the searched knowledge bases (archived since, or an index bug)",
+            len(hits) - len(chunks),
+        )
+    return chunks
+
+
+def _passages(hits: list[Hit], knowledge_base_ids: list[str]) -> list[Passage]:
+    """Chunks for the final hits; adjacent chunks of one document become one passage."""
+    if not hits:
+        return []
+    rows = _published_chunks(hits, knowledge_base_ids)
     selected = {(hit.document_id, hit.ordinal): hit for hit in hits}
     passages: list[Passage] = []
     consumed: set[int] = set()

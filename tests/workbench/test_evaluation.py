@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -214,3 +215,20 @@ def test_keep_leaves_the_knowledge_base_searchable(tmp_path):
 def test_a_file_of_another_shape_is_refused(tmp_path):
     with pytest.raises(CommandError, match="pass --format"):
         evaluate(tmp_path, {"rows": []})
+
+
+def test_without_bm25s_the_baseline_says_to_install_the_dev_requirements(
+    tmp_path, monkeypatch
+):
+    # bm25s is a development requirement: a service installed from
+    # requirements.txt alone has no `bm25s` to import.
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+
+    with pytest.raises(
+        CommandError, match=re.escape("pip install -r requirements-dev.txt")
+    ):
+        evaluate(tmp_path, SQUAD, "--profile", "keyword")
+    assert not KnowledgeBase.objects.filter(id__startswith="eval-").exists()
+
+    output = evaluate(tmp_path, SQUAD, "--profile", "keyword", "--no-baseline")
+    assert [row["profile"] for row in table_rows(output)] == ["keyword"]

@@ -23,7 +23,8 @@ from .datasets import EvalPassage
 
 
 class EvaluationError(RuntimeError):
-    """The evaluation could not run (a passage failed to ingest)."""
+    """The evaluation could not run (a passage failed to ingest, or the baseline's
+    library is not installed)."""
 
 
 class ScratchKnowledgeBase:

@@ -7,6 +7,8 @@ returned passage comes from its document.
 
 Beside the profiles runs a baseline, `bm25s-jieba`: plain BM25 (the bm25s library,
 its defaults) over `jieba.lcut` words of the same passage texts, one per document.
+bm25s is a development requirement (requirements-dev.txt): without it the command
+says so, and runs with `--no-baseline`.
 """
 
 from __future__ import annotations
@@ -18,15 +20,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import bm25s
-
 from retrieval import search
 from retrieval.index import snapshot_cache
 from retrieval.tokens import segmenter
 
 from .datasets import Dataset
 from .report import text_table
-from .scratch import ScratchKnowledgeBase
+from .scratch import EvaluationError, ScratchKnowledgeBase
 
 BASELINE = "bm25s-jieba"
 TOP_K = 10
@@ -127,6 +127,7 @@ class Evaluator:
         keep: bool = False,
         write: Callable[[str], None] = lambda line: None,
     ) -> None:
+        self.bm25s = bm25s_library() if baseline else None  # before any work
         self.dataset = dataset
         self.profiles = list(profiles)
         self.baseline = baseline
@@ -185,7 +186,7 @@ class Evaluator:
     def evaluate_baseline(self) -> ProfileResult:
         logging.getLogger("bm25s").setLevel(logging.WARNING)
         passages = self.dataset.passages
-        retriever = bm25s.BM25()
+        retriever = self.bm25s.BM25()
         retriever.index(
             [jieba_words(passage.text) for passage in passages], show_progress=False
         )
@@ -207,6 +208,19 @@ class Evaluator:
             result.add(gold_rank(ranked, question.passage_key), elapsed)
         self.write(f"{BASELINE}: {len(result.ranks)} questions")
         return result
+
+
+def bm25s_library():
+    """bm25s, imported here: only the baseline needs it, and a service installed
+    from requirements.txt alone does not have it."""
+    try:
+        import bm25s
+    except ImportError as error:
+        raise EvaluationError(
+            "The bm25s-jieba baseline needs bm25s, a development requirement: "
+            "pip install -r requirements-dev.txt, or pass --no-baseline."
+        ) from error
+    return bm25s
 
 
 _WORD = re.compile(r"\w")

@@ -68,15 +68,14 @@ class Command(BaseCommand):
                 "A data set of documents is measured by evaluate_answers; "
                 "evaluate_retrieval reads SQuAD-style and TAT-QA files."
             )
-        evaluator = Evaluator(
-            dataset.limited(options["limit"]),
-            profiles=list(dict.fromkeys(options["profiles"] or PROFILES)),
-            baseline=options["baseline"],
-            keep=options["keep"],
-            write=self.stderr.write if options["verbosity"] > 0 else lambda _: None,
-        )
         try:
-            report = evaluator.run()
+            report = Evaluator(
+                dataset.limited(options["limit"]),
+                profiles=list(dict.fromkeys(options["profiles"] or PROFILES)),
+                baseline=options["baseline"],
+                keep=options["keep"],
+                write=self.stderr.write if options["verbosity"] > 0 else lambda _: None,
+            ).run()
         except EvaluationError as error:
             raise CommandError(str(error)) from error
         if options["json"]:
