@@ -177,9 +177,9 @@ def _read_unruled(
     header = _header_rows(rows, start, taken, value_start, label_end)
     table_rows: list[list[list[str]]] = []
     lines: list[Line] = []
-    for row in [*header, *body]:
+    for index, row in enumerate([*header, *body]):
         cells: list[list[str]] = [[] for _ in range(len(columns) + 1)]
-        caption = row in header and _is_caption(row, columns, value_start)
+        caption = index < len(header) and _is_caption(row, columns, value_start)
         for cell in row.cells:
             if cell.end <= value_start:
                 column = 0
