@@ -163,6 +163,9 @@ def page_parts(glyphs: list[Glyph], rulings: list[Box]) -> list[list[str] | PdfT
 
 def _ruled_grids(rulings: list[Box]) -> list[list[list[Box | None]]]:
     """Each grid found as rows of cells (None where a spanning cell covers it)."""
+    horizontal = sum(1 for _, top, _, bottom in rulings if top == bottom)
+    if horizontal < 2 or len(rulings) - horizontal < 2:
+        return []  # merging edges makes no more of either: no grid (underlines)
     edges = [
         {
             "x0": x0,
