@@ -126,7 +126,8 @@ def page_words(textpage: int, order: dict[int, int]) -> PageWords:
     first_x, first_y, last_x, last_y = at.origin_at
     glyphs = words.glyphs
     append = glyphs.append
-    placed: list[tuple[int, int]] = []  # each word's (drawing place, first glyph)
+    # Where the drawing place changes: (the place, the first glyph from there).
+    placed: list[tuple[int, int]] = [(-1, 0)]
     current, drawn, in_order = None, -1, True
     for match in _WORD.finditer(text):
         first, end = match.span()
@@ -138,9 +139,10 @@ def page_words(textpage: int, order: dict[int, int]) -> PageWords:
             current = text_object
             at.take_font(first)
             place = order.get(text_object, drawn)  # type: ignore[arg-type]
-            in_order = in_order and place >= drawn
-            drawn = place
-        placed.append((drawn, len(glyphs)))
+            if place != drawn:
+                in_order = in_order and place > drawn
+                drawn = place
+                placed.append((drawn, len(glyphs)))
         if first and text[first - 1] == " " and glyphs:
             _, direction, _, start, across, size = glyphs[-1]
             append((" ", direction, start, start, across, size))
@@ -178,10 +180,10 @@ def _hyphen(textpage: int, word: str, last: int) -> str:
 def _in_drawing_order(
     glyphs: list[Glyph], placed: list[tuple[int, int]]
 ) -> list[Glyph]:
-    """The words' glyphs sorted by where their text objects are drawn: pdfium
-    sorts the objects of one baseline left to right, which would pull a margin
-    note drawn after a paragraph into the middle of it. A space glyph goes with
-    its word only while the word before stays the one before."""
+    """The glyphs sorted by where their text objects are drawn: pdfium sorts the
+    objects of one baseline left to right, which would pull a margin note drawn
+    after a paragraph into the middle of it. A space glyph goes with the word
+    after it only while the word before stays the one before."""
     bounds = [start for _, start in placed] + [len(glyphs)]
     ordered: list[Glyph] = []
     previous = -2
