@@ -8,7 +8,8 @@ first and last character of each word are asked where they sit (a few calls a
 word instead of several a character), and each word becomes one glyph of
 `pdf_layout` (`Glyph`), so the layout, column and table code reads pdfium's
 pages as it reads pdfminer's. The calls go through prototypes of our own that
-take plain addresses: pypdfium2's typed ones cost twice as much a call.
+take plain addresses: with pypdfium2's typed ones reading the words took twice
+as long.
 Figures: docs/benchmarks.md, "PDF parsing".
 """
 
@@ -75,10 +76,11 @@ _ODD = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd]")
 # A word of pdfium's whose characters do not run along its baseline is read a
 # glyph a character, as pdfminer gives them, for the layout to place: pdfium put
 # no line break or space between characters set one under the other (vertical
-# writing; punctuation too small for pdfium to see a new line) or spread wider
-# than _MAX_SPREAD font sizes apart (tick labels along an axis in a font without
-# widths). Apart: further than _OFF_BASELINE font sizes from the baseline, the
-# layout's tolerance for one line (`pdf_layout._LINE_TOLERANCE`).
+# writing; punctuation too small for pdfium to see a new line: kampo, jo) or
+# more than _MAX_SPREAD font sizes a character apart (digits in the boxes of a
+# tax form: i1040nr). Under one another: further than _OFF_BASELINE font sizes
+# from the baseline, the layout's tolerance for one line
+# (`pdf_layout._LINE_TOLERANCE`).
 _MAX_SPREAD = 2.0
 _OFF_BASELINE = 0.5
 # pdfium's boxes are single floats: an em-wide gap (LaTeX's \quad after a section

@@ -8,9 +8,11 @@ that pdfium's text page leaves out. So pdfium reads every page first, and the
 page goes to pdfminer when what pdfium read says so:
 
 - no text while the page has text objects (pdfium skipped them), or
-- more than `MAX_UNREADABLE_SHARE` of its characters unreadable: no Unicode for
-  the glyph, a replacement, private-use or control character, or a font whose
-  codes pdfium could not map (its first character says, `HasUnicodeMapError`).
+- more than `MAX_UNREADABLE_SHARE` of its characters in fonts pdfium could not
+  map to Unicode (it writes their codes instead: `HasUnicodeMapError`, sampled
+  at 64 characters a page), or
+- more than `MAX_UNREADABLE_SHARE` of them replacement, private-use or control
+  characters.
 
 Both give the same glyphs and rulings (`pdf_layout.Glyph`, `pdf_tables.Box`),
 so the layout, column and table code does not know who read the page. When
