@@ -121,13 +121,12 @@ def page_words(textpage: int, order: dict[int, int]) -> PageWords:
     `_OFF_BASELINE`) becomes a glyph a character.
     """
     text = _page_text(textpage)
-    words = PageWords([], len(text) - sum(map(str.isspace, text)))
-    words.odd = len(_ODD.findall(text))
+    chars, odd = len(text) - sum(map(str.isspace, text)), len(_ODD.findall(text))
+    words = PageWords([], chars, odd=odd)
     at = _Placer(textpage)
     origin, loose = at.origin, at.loose
     first_x, first_y, last_x, last_y = at.origin_at
-    glyphs = words.glyphs
-    append = glyphs.append
+    append = (glyphs := words.glyphs).append
     # Where the drawing place changes: (the place, the first glyph from there).
     placed: list[tuple[int, int]] = [(-1, 0)]
     current, drawn, in_order = None, -1, True
