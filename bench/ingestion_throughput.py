@@ -157,6 +157,8 @@ def run_warm_worker(paths: list[Path], content_type: str) -> float:
             datetime.fromisoformat(entry["time"]).timestamp()
             for entry in entries
             if entry["message"].startswith("task finished ")
+            # A turn given up is not the end of its task (issue 35).
+            and "outcome=yielded" not in entry["message"]
         ]
     if len(ends) != len(paths):
         raise RuntimeError(f"{len(ends)} tasks logged as finished, not {len(paths)}")

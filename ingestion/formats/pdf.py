@@ -1,4 +1,9 @@
-"""PDF: paragraphs with their 1-based page numbers, read with pdfminer.six."""
+"""PDF: paragraphs with their 1-based page numbers.
+
+pdfminer.six reads the file's structure (its pages, their sharing, passwords,
+damage); each page's text is read by pdfium, or by pdfminer where pdfium reads it
+badly (`pdf_reader.py`).
+"""
 
 from __future__ import annotations
 
@@ -14,14 +19,14 @@ from pdfminer.pdfdocument import (
     PDFNoValidXRef,
     PDFPasswordIncorrect,
 )
-from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
 from ..blocks import Block, ParseError, PasswordProtected, TooManyPages
 from .base import ParseRequest
+from .pdf_reader import PageReader
 from .pdf_shared import SharedPages
-from .pdf_tables import TableCollector, page_blocks
+from .pdf_tables import page_blocks
 from .scans import ScannedPages
 from .textutil import join_lines, remove_control_chars
 
@@ -46,7 +51,8 @@ _PDF_CHAR_FIXES = str.maketrans(
 
 def _pdf_text(lines: list[str]) -> str:
     text = join_lines(
-        (line.translate(_PDF_CHAR_FIXES) for line in lines), dehyphenate=True
+        (line if line.isascii() else line.translate(_PDF_CHAR_FIXES) for line in lines),
+        dehyphenate=True,
     )
     return remove_control_chars(text)
 
@@ -101,43 +107,48 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     the limit's `max_pdf_pages`, `TooManyPages` before any page is read; pages
     that share their content are read once (`pdf_shared.py`).
     """
-    index, count = request.shard
     max_pages = request.limits.max_pdf_pages
-    blocks: list[Block] = []
     with _pdf_errors():
         pages = _pdf_pages(data, None if max_pages is None else max_pages + 1)
         if max_pages is not None and len(pages) > max_pages:
             raise TooManyPages(f"the PDF has more than {max_pages} pages, the limit")
-        resources = PDFResourceManager(caching=True)
-        device = TableCollector(resources)
-        interpreter = PDFPageInterpreter(resources, device)
-
-        def text_layer(number: int) -> list[Block]:
-            interpreter.process_page(pages[number - 1])
-            return page_blocks(
-                device.glyphs, device.rulings, page=number, clean=_pdf_text
-            )
-
-        shared = SharedPages(pages)
-        shared.check_cost(text_layer, request.limits)
-        mine = [n for n in range(1, len(pages) + 1) if (n - 1) % count == index]
-        request.progress(0, len(mine))
-        scans = ScannedPages(data, request)
+        reader = PageReader(data, pages)
         try:
-            for done, number in enumerate(mine, start=1):
-                page = shared.copy(number)
-                if page is None:
-                    found = shared.text_layer(number)
-                    if found is None:
-                        found = text_layer(number)
-                    text = "".join(block.text for block in found)
-                    page = scans.blocks(number, text) or found
-                    shared.remember(number, page)
-                blocks.extend(page)
-                request.progress(done, len(mine))
+            return _read_pages(data, pages, reader, request)
         finally:
-            scans.close()
-        scans.check_nothing_lost(blocks)
+            reader.close()
+
+
+def _read_pages(
+    data: bytes, pages: list[PDFPage], reader: PageReader, request: ParseRequest
+) -> list[Block]:
+    index, count = request.shard
+
+    def text_layer(number: int) -> list[Block]:
+        glyphs, rulings = reader.read(number)
+        return page_blocks(glyphs, rulings, page=number, clean=_pdf_text)
+
+    shared = SharedPages(pages)
+    shared.check_cost(text_layer, request.limits)
+    mine = [n for n in range(1, len(pages) + 1) if (n - 1) % count == index]
+    request.progress(0, len(mine))
+    scans = ScannedPages(data, request, reader.pdfium)
+    blocks: list[Block] = []
+    try:
+        for done, number in enumerate(mine, start=1):
+            page = shared.copy(number)
+            if page is None:
+                found = shared.text_layer(number)
+                if found is None:
+                    found = text_layer(number)
+                text = "".join(block.text for block in found)
+                page = scans.blocks(number, text) or found
+                shared.remember(number, page)
+            blocks.extend(page)
+            request.progress(done, len(mine))
+    finally:
+        scans.close()
+    scans.check_nothing_lost(blocks)
     return blocks
 
 

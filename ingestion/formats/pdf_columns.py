@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import islice
 
 from .pdf_layout import Line
 
@@ -56,6 +57,14 @@ class _Row:
 def unruled_tables(paragraphs: list[list[Line]]) -> list[tuple[TableRows, list[Line]]]:
     """Tables of aligned amounts found among the lines of `paragraphs`, each with
     the lines it takes from them."""
+    amounts = (
+        1
+        for lines in paragraphs
+        for line in lines
+        if line.direction == 0 and _AMOUNT.match(line.text)
+    )
+    if sum(islice(amounts, _MIN_BODY_ROWS)) < _MIN_BODY_ROWS:
+        return []  # each body row has an amount of its own: no table here
     rows = _baseline_rows(paragraphs)
     tables: list[tuple[TableRows, list[Line]]] = []
     index = taken = 0  # rows before `taken` belong to a table already
@@ -177,9 +186,9 @@ def _read_unruled(
     header = _header_rows(rows, start, taken, value_start, label_end)
     table_rows: list[list[list[str]]] = []
     lines: list[Line] = []
-    for row in [*header, *body]:
+    for index, row in enumerate([*header, *body]):
         cells: list[list[str]] = [[] for _ in range(len(columns) + 1)]
-        caption = row in header and _is_caption(row, columns, value_start)
+        caption = index < len(header) and _is_caption(row, columns, value_start)
         for cell in row.cells:
             if cell.end <= value_start:
                 column = 0

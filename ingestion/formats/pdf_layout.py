@@ -208,7 +208,8 @@ def glyph_lines(glyphs: list[Glyph]) -> list[list[Line]]:
         # Same baseline and no column gap: the glyph continues the line (inlined,
         # this loop runs once per glyph).
         if line is not None and direction == line.direction:
-            scale = max(size, line.size)
+            line_size = line.size
+            scale = size if size > line_size else line_size  # max(), without a call
             line_end = line.end
             if (
                 abs(across - line.across) <= _LINE_TOLERANCE * scale
@@ -227,9 +228,10 @@ def glyph_lines(glyphs: list[Glyph]) -> list[list[Line]]:
                 elif pending_space or gap > _WORD_GAP * scale:
                     line.parts.append(" ")
                 line.parts.append(text)
-                line.end = max(line_end, end)
+                if end > line_end:
+                    line.end = end
                 line.across = across
-                line.size = max(line.size, size)
+                line.size = scale
                 pending_space = False
                 continue
         new = Line(direction, start, end, across, size, [text])
@@ -257,8 +259,16 @@ def _place_line(
         if math.hypot(x1 - x0, y1 - y0) <= _MAX_LINE_STEP * scale:
             home = previous_home
     if home < 0:
+        across, size = line.across, line.size
         for index in reversed(recent[-_OPEN_PARAGRAPHS:]):
-            if paragraphs[index][-1].continued_by(line):
+            above = paragraphs[index][-1]
+            # Not just above: cannot go on here (checked first, it is most).
+            step = above.across - across
+            if step <= 0 or step > _MAX_LINE_STEP * (
+                above.size if above.size > size else size
+            ):
+                continue
+            if above.continued_by(line):
                 home = index
                 break
     if home < 0:

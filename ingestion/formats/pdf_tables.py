@@ -19,6 +19,7 @@ found gives exactly the paragraphs of `glyph_paragraphs`. Why not pdfplumber's o
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,6 @@ from pdfplumber.table import (
     Table,
     cells_to_tables,
     edges_to_intersections,
-    intersections_to_cells,
     merge_edges,
 )
 
@@ -74,7 +74,7 @@ class TableCollector(GlyphCollector):
         path: Sequence[PathSegment],
     ) -> None:
         rulings = self.rulings
-        if len(rulings) > _MAX_RULINGS:
+        if ruling_limit_reached(rulings):
             return
         a, b, c, d, e, f = self.ctm
         start = current = None
@@ -90,13 +90,18 @@ class TableCollector(GlyphCollector):
             if operator == "m":
                 start = point
             elif operator in ("l", "h") and current is not None and point is not None:
-                _add_ruling(rulings, current, point)
+                add_ruling(rulings, current, point)
             current = point
 
 
-def _add_ruling(
+def ruling_limit_reached(rulings: list[Box]) -> bool:
+    return len(rulings) > _MAX_RULINGS
+
+
+def add_ruling(
     rulings: list[Box], one: tuple[float, float], other: tuple[float, float]
 ) -> None:
+    """The segment from `one` to `other` as a ruling, if it is one."""
     (x0, y0), (x1, y1) = one, other
     if abs(y1 - y0) <= _AXIS_SLACK and abs(x1 - x0) >= _MIN_RULING:
         rulings.append((min(x0, x1), -y0, max(x0, x1), -y0))
@@ -158,6 +163,9 @@ def page_parts(glyphs: list[Glyph], rulings: list[Box]) -> list[list[str] | PdfT
 
 def _ruled_grids(rulings: list[Box]) -> list[list[list[Box | None]]]:
     """Each grid found as rows of cells (None where a spanning cell covers it)."""
+    horizontal = sum(1 for _, top, _, bottom in rulings if top == bottom)
+    if horizontal < 2 or len(rulings) - horizontal < 2:
+        return []  # merging edges makes no more of either: no grid (underlines)
     edges = [
         {
             "x0": x0,
@@ -180,11 +188,58 @@ def _ruled_grids(rulings: list[Box]) -> list[list[list[Box | None]]]:
         return []
     intersections = edges_to_intersections(edges, _TOLERANCE, _TOLERANCE)
     grids = []
-    for cells in cells_to_tables(intersections_to_cells(intersections)):
+    for cells in cells_to_tables(_cells(intersections)):
         rows = [row.cells for row in Table(None, cells).rows]
         if len(rows) >= 2 and len(rows[0]) >= 2:
             grids.append(rows)
     return grids
+
+
+def _cells(intersections: dict) -> list[Box]:
+    """pdfplumber's `intersections_to_cells`, the same cells in the same order,
+    with the points below and right of each one looked up instead of searched
+    for (its search made the grid finder quadratic in the intersections)."""
+    sides = {
+        point: tuple(
+            frozenset((e["x0"], e["top"], e["x1"], e["bottom"]) for e in edges[side])
+            for side in ("v", "h")
+        )
+        for point, edges in intersections.items()
+    }
+
+    def connects(one: tuple, other: tuple) -> bool:
+        if one[0] == other[0] and not sides[one][0].isdisjoint(sides[other][0]):
+            return True
+        return one[1] == other[1] and not sides[one][1].isdisjoint(sides[other][1])
+
+    column: dict[float, list[tuple]] = {}  # same x, top to bottom
+    row: dict[float, list[tuple]] = {}  # same top, left to right
+    for point in sorted(intersections):
+        column.setdefault(point[0], []).append(point)
+        row.setdefault(point[1], []).append(point)
+    after = {p: i for points in column.values() for i, p in enumerate(points)}
+    right_of = {p: i for points in row.values() for i, p in enumerate(points)}
+    cells: list[Box] = []
+    for point in sorted(intersections):
+        below = column[point[0]][after[point] + 1 :]
+        right = row[point[1]][right_of[point] + 1 :]
+        cell = next(
+            (
+                (point[0], point[1], corner[0], corner[1])
+                for down in below
+                if connects(point, down)
+                for across in right
+                if connects(point, across)
+                for corner in [(across[0], down[1])]
+                if corner in sides
+                and connects(corner, across)
+                and connects(corner, down)
+            ),
+            None,
+        )
+        if cell is not None:
+            cells.append(cell)
+    return cells
 
 
 def _fill_grids(
@@ -196,8 +251,9 @@ def _fill_grids(
     for grid in grids:
         found.append((-1, [[[] for _ in row] for row in grid]))
     outside: list[tuple[int, Glyph]] = []
+    cell_of = _CellIndex(grids).cell_of
     for index, glyph in enumerate(glyphs):
-        place = _cell_of(grids, glyph) if glyph[1] == 0 else None
+        place = cell_of(glyph) if glyph[1] == 0 else None
         if place is None:
             outside.append((index, glyph))
             continue
@@ -219,23 +275,37 @@ def _fill_grids(
     return sorted(tables, key=lambda table: table[0]), outside
 
 
-def _cell_of(
-    grids: list[list[list[Box | None]]], glyph: Glyph
-) -> tuple[int, int, int] | None:
-    _, _, start, end, across, size = glyph
-    x = (start + end) / 2
-    top = -(across + _GLYPH_MIDDLE * size)
-    for table, grid in enumerate(grids):
-        for row_index, row in enumerate(grid):
-            for column, cell in enumerate(row):
-                if cell is not None and _inside(cell, x, top):
-                    return table, row_index, column
-    return None
+class _CellIndex:
+    """The grids' cells by bands of the page's height, so that finding a
+    glyph's cell looks at the cells of its band only."""
 
+    _BAND = 16.0  # points
 
-def _inside(box: Box, x: float, top: float) -> bool:
-    x0, box_top, x1, bottom = box
-    return x0 <= x < x1 and box_top <= top < bottom
+    def __init__(self, grids: list[list[list[Box | None]]]) -> None:
+        self._bands: dict[int, list[tuple[Box, tuple[int, int, int]]]] = {}
+        for table, grid in enumerate(grids):
+            for row_index, row in enumerate(grid):
+                for column, cell in enumerate(row):
+                    if cell is None:
+                        continue
+                    _, top, _, bottom = cell
+                    entry = (cell, (table, row_index, column))
+                    for band in range(self._band(top), self._band(bottom) + 1):
+                        self._bands.setdefault(band, []).append(entry)
+
+    def _band(self, top: float) -> int:
+        return math.floor(top / self._BAND)
+
+    def cell_of(self, glyph: Glyph) -> tuple[int, int, int] | None:
+        """(table, row, column) of the first cell, in grid order, under the
+        glyph's centre."""
+        _, _, start, end, across, size = glyph
+        x = (start + end) / 2
+        top = -(across + _GLYPH_MIDDLE * size)
+        for (x0, box_top, x1, bottom), place in self._bands.get(self._band(top), ()):
+            if x0 <= x < x1 and box_top <= top < bottom:
+                return place
+        return None
 
 
 def _cell_lines(glyphs: list[Glyph]) -> list[str]:

@@ -91,7 +91,9 @@ def _slide_blocks(slide: Any, number: int) -> Iterator[Block]:
     title_shape = slide.shapes.title
     title = _one_line(title_shape.text_frame.text) if title_shape is not None else ""
     if not title or len(title) > _MAX_HEADING_CHARS:
-        title = f"Slide {number}"
+        # Too long for a title (python-pptx takes the first placeholder for one,
+        # whatever it holds): the shape's words are read as the slide's body.
+        title, title_shape = f"Slide {number}", None
     path = (title,)
     yield Block(text=title, heading_path=path, page=number, kind=HEADING)
     for shape in _reading_order(slide.shapes):

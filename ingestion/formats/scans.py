@@ -2,8 +2,8 @@
 
 A page whose own text is thin (fewer than `THIN_TEXT_CHARS` characters) is looked
 at again with pypdfium2, which knows whether images cover it (`page_needs_ocr`);
-only then is it rasterised and read. The PDF is opened for this on the first thin
-page, so text PDFs pay nothing.
+only then is it rasterised and read. The parse's own pdfium document serves, or
+one opened on the first thin page, so text PDFs pay nothing.
 """
 
 from __future__ import annotations
@@ -22,10 +22,16 @@ THIN_TEXT_CHARS = 32  # below it a page may be a scan with a stamped page number
 class ScannedPages:
     """OCR for one parse's thin pages; `blocks(number, text)` for each page read."""
 
-    def __init__(self, data: bytes, request: ParseRequest) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        request: ParseRequest,
+        document: pypdfium2.PdfDocument | None = None,
+    ) -> None:
         self._data = data
         self._request = request
-        self._pdf: pypdfium2.PdfDocument | None = None
+        self._pdf = document
+        self._own = document is None  # closed here only if opened here
         limits = request.limits
         # Each shard may read its share of the document's OCR pages.
         self._cap = (
@@ -38,7 +44,7 @@ class ScannedPages:
 
     def blocks(self, number: int, text: str) -> list[Block]:
         """The page's paragraphs by OCR, or [] when its text layer will do."""
-        if sum(not char.isspace() for char in text) >= THIN_TEXT_CHARS:
+        if len(text) - sum(map(str.isspace, text)) >= THIN_TEXT_CHARS:
             return []
         page = self._document()[number - 1]
         if not ocr.page_needs_ocr(page):
@@ -75,7 +81,7 @@ class ScannedPages:
             raise OcrUnavailable("the PDF is scanned and OCR is switched off")
 
     def close(self) -> None:
-        if self._pdf is not None:
+        if self._own and self._pdf is not None:
             self._pdf.close()
 
     def _document(self) -> pypdfium2.PdfDocument:

@@ -40,16 +40,19 @@ def _stream(content: bytes) -> bytes:
 def slow_pdf(operations: int) -> bytes:
     """One page whose content stream shows text `operations` times.
 
-    A few KiB on disk; pdfminer needs about 65 microseconds per operation, so
-    200,000 of them keep a parser busy for many seconds.
+    A few KiB on disk. Its text carries control characters, so pdfium's reading
+    of the page is refused and pdfminer reads it (`formats/pdf_reader.py`);
+    pdfminer needs about 65 microseconds per operation, so 200,000 of them keep
+    a parser busy for many seconds.
     """
+    shown = b"BT /F1 12 Tf 72 700 Td (Annual leave\\005\\005) Tj ET\n"
     return build_pdf(
         [
             b"<</Type/Catalog/Pages 2 0 R>>",
             b"<</Type/Pages/Kids[3 0 R]/Count 1>>",
             b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Contents 4 0 R"
             b"/Resources<</Font<</F1 5 0 R>>>>>>",
-            _stream(b"BT /F1 12 Tf 72 700 Td (Annual leave) Tj ET\n" * operations),
+            _stream(shown * operations),
             b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
         ]
     )

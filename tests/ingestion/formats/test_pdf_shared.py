@@ -7,24 +7,24 @@ from __future__ import annotations
 import time
 
 import pytest
-from pdfminer.pdfinterp import PDFPageInterpreter
 
 from ingestion.blocks import ParseLimits, TextTooLarge, TooManyChunks
 from ingestion.formats import parse_document, pdf_shared
+from ingestion.formats.pdf_reader import PageReader
 from tests.ingestion.hostile import shared_stream_pdf, text_pages_pdf
 
 
 @pytest.fixture
 def pages_read(monkeypatch) -> list[int]:
-    """How many times pdfminer interprets a page."""
+    """How many times a page's text is read, by pdfium or by pdfminer."""
     calls: list[int] = []
-    original = PDFPageInterpreter.process_page
+    original = PageReader.read
 
-    def process_page(self, page):
+    def read(self, number):
         calls.append(1)
-        return original(self, page)
+        return original(self, number)
 
-    monkeypatch.setattr(PDFPageInterpreter, "process_page", process_page)
+    monkeypatch.setattr(PageReader, "read", read)
     return calls
 
 

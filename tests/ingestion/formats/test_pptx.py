@@ -176,6 +176,56 @@ def test_a_strict_presentation_reads_like_its_transitional_original() -> None:
     assert parse_document("pptx", strict) == parse_document("pptx", transitional)
 
 
+def test_a_title_placeholder_too_long_for_a_title_is_read_as_body_text() -> None:
+    # science-exploration-1p.pptx: python-pptx takes the slide's first
+    # placeholder for its title; there it holds a list of 600 characters.
+    lines = [
+        f"Code {600 + 10 * n}: Division number {n} of the directorate" for n in range(8)
+    ]
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[TITLE_AND_CONTENT])
+    slide.shapes.title.text = "\n".join(lines)
+    textbox(slide, "Virtual Machine Environment Scorecard", left=1, top=6)
+
+    blocks = parse_document("pptx", saved(deck))
+
+    assert [(block.kind, block.text) for block in blocks[:1]] == [(HEADING, "Slide 1")]
+    body = [block.text for block in blocks[1:]]
+    assert body == [*lines, "Virtual Machine Environment Scorecard"]
+    assert all(block.heading_path == ("Slide 1",) for block in blocks)
+
+
+def test_a_short_title_is_still_the_slide_heading_and_not_repeated() -> None:
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[TITLE_AND_CONTENT])
+    slide.shapes.title.text = "Quarterly results"
+    slide.placeholders[1].text_frame.text = "Revenue grew"
+
+    blocks = parse_document("pptx", saved(deck))
+
+    assert [(block.kind, block.text) for block in blocks] == [
+        (HEADING, "Quarterly results"),
+        (LIST_ITEM, "Revenue grew"),
+    ]
+
+
+def test_every_word_of_science_exploration_is_kept() -> None:
+    path = CORPUS / "pptx" / "unstructured" / "science-exploration-1p.pptx"
+    if not path.is_file():
+        pytest.skip(
+            "corpus file pptx/unstructured/science-exploration-1p.pptx is absent"
+        )
+    shapes = Presentation(str(path)).slides[0].shapes
+    expected = " ".join(
+        shape.text_frame.text for shape in shapes if shape.has_text_frame
+    ).split()
+
+    text = " ".join(block.text for block in parse_document("pptx", path.read_bytes()))
+
+    assert len(expected) > 80
+    assert sorted(text.split()) == sorted([*expected, "Slide", "1"])  # + heading
+
+
 UNREADABLE_CORPUS_FILES = {
     "pptx/poi/Divino_Revelado.pptx",  # truncated: the zip has no central directory
 }

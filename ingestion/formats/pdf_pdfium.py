@@ -1,0 +1,377 @@
+"""PDF pages through pdfium: their words with positions, their rulings, and how
+well pdfium read their text.
+
+pdfium's text page (C++) interprets the page, maps glyphs to Unicode and inserts
+the spaces and line breaks between words, which pdfminer.six does in Python at
+a tenth of the speed. Its text, split at whitespace, gives the words; only the
+first and last character of each word are asked where they sit (a few calls a
+word instead of several a character), and each word becomes one glyph of
+`pdf_layout` (`Glyph`), so the layout, column and table code reads pdfium's
+pages as it reads pdfminer's. The calls go through prototypes of our own that
+take plain addresses: with pypdfium2's typed ones reading the words took twice
+as long.
+Figures: docs/benchmarks.md, "PDF parsing".
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import re
+from dataclasses import dataclass
+
+import pypdfium2
+import pypdfium2.raw as pdfium_c
+from pypdfium2_raw.bindings import _libs
+
+from .pdf_layout import Glyph
+from .pdf_tables import Box, add_ruling, ruling_limit_reached
+
+_VOID, _INT, _DOUBLE = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
+_LIBRARY = _libs["pdfium"]
+
+
+def _function(name: str, result: type | None, *arguments: type) -> ctypes._CFuncPtr:
+    function = _LIBRARY[name]  # a new function object: pypdfium2's stays as it is
+    function.argtypes = list(arguments)
+    function.restype = result
+    return function
+
+
+_count_chars = _function("FPDFText_CountChars", _INT, _VOID)
+_get_text = _function("FPDFText_GetText", _INT, _VOID, _INT, _INT, _VOID)
+_get_unicode = _function("FPDFText_GetUnicode", ctypes.c_uint, _VOID, _INT)
+_is_hyphen = _function("FPDFText_IsHyphen", _INT, _VOID, _INT)
+_map_error = _function("FPDFText_HasUnicodeMapError", _INT, _VOID, _INT)
+_text_object = _function("FPDFText_GetTextObject", _VOID, _VOID, _INT)
+_char_matrix = _function("FPDFText_GetMatrix", _INT, _VOID, _INT, _VOID)
+_font_size = _function("FPDFText_GetFontSize", _DOUBLE, _VOID, _INT)
+_char_origin = _function("FPDFText_GetCharOrigin", _INT, _VOID, _INT, _VOID, _VOID)
+_char_box = _function("FPDFText_GetCharBox", _INT, _VOID, _INT, *[_VOID] * 4)
+_loose_box = _function("FPDFText_GetLooseCharBox", _INT, _VOID, _INT, _VOID)
+_count_objects = _function("FPDFPage_CountObjects", _INT, _VOID)
+_get_object = _function("FPDFPage_GetObject", _VOID, _VOID, _INT)
+_count_form_objects = _function("FPDFFormObj_CountObjects", _INT, _VOID)
+_get_form_object = _function("FPDFFormObj_GetObject", _VOID, _VOID, ctypes.c_ulong)
+_object_type = _function("FPDFPageObj_GetType", _INT, _VOID)
+_object_matrix = _function("FPDFPageObj_GetMatrix", _INT, _VOID, _VOID)
+_count_segments = _function("FPDFPath_CountSegments", _INT, _VOID)
+_get_segment = _function("FPDFPath_GetPathSegment", _VOID, _VOID, _INT)
+_segment_point = _function("FPDFPathSegment_GetPoint", _INT, _VOID, _VOID, _VOID)
+_segment_type = _function("FPDFPathSegment_GetType", _INT, _VOID)
+_segment_close = _function("FPDFPathSegment_GetClose", _INT, _VOID)
+
+_TEXT, _PATH, _FORM = (
+    pdfium_c.FPDF_PAGEOBJ_TEXT,
+    pdfium_c.FPDF_PAGEOBJ_PATH,
+    pdfium_c.FPDF_PAGEOBJ_FORM,
+)
+_MOVE_TO, _LINE_TO = pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_LINETO
+# pdfium writes U+FFFE for a glyph without Unicode and for a hyphen that ends a
+# line (the word goes on on the next line, with no line break between).
+_NO_TEXT = "\ufffe"
+_WORD = re.compile(r"[^\s\ufffe]+\ufffe?|\ufffe")
+# Replacement, private-use and control characters: glyphs read wrongly.
+_ODD = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ufffd]")
+# A word of pdfium's whose characters do not run along its baseline is read a
+# glyph a character, as pdfminer gives them, for the layout to place: pdfium put
+# no line break or space between characters set one under the other (vertical
+# writing; punctuation too small for pdfium to see a new line: kampo, jo) or
+# more than _MAX_SPREAD font sizes a character apart (digits in the boxes of a
+# tax form: i1040nr). Under one another: further than _OFF_BASELINE font sizes
+# from the baseline, the layout's tolerance for one line
+# (`pdf_layout._LINE_TOLERANCE`).
+_MAX_SPREAD = 2.0
+_OFF_BASELINE = 0.5
+# pdfium's boxes are single floats: an em-wide gap (LaTeX's \quad after a section
+# number) must not land a hair past the layout's limit of one em for one line.
+_FLOAT_SLACK = 1e-4  # font sizes added to the end of a word
+_MAP_SAMPLES = 64  # characters a page is sampled at for fonts without a map
+_MAX_OBJECTS = 200_000  # page objects looked at for rulings (forms nest)
+Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+
+def address(handle: object) -> int:
+    """The plain address of a pypdfium2 handle (`PdfPage.raw`, `PdfTextPage.raw`)."""
+    return ctypes.cast(handle, _VOID).value or 0
+
+
+@dataclass(slots=True)
+class PageWords:
+    """A page's words as glyphs, and what its text says about pdfium's reading:
+    characters read (not whitespace); the share of them without a Unicode map
+    (pdfium wrote the font's code instead), sampled; and those read as a
+    replacement, private-use or control character."""
+
+    glyphs: list[Glyph]
+    chars: int = 0
+    unmapped_share: float = 0.0
+    odd: int = 0
+
+
+def page_words(textpage: int, order: dict[int, int]) -> PageWords:
+    """The words of pdfium's text page at address `textpage`, as glyphs in the
+    order their text objects are drawn (`order`: text object -> its place).
+
+    A space before a word, drawn or put by pdfium, becomes a space glyph where
+    the word before ends: the layout spaces words by it, as by pdfminer's space
+    glyphs. A line break is no space: the layout sees whether the line goes on.
+    A word whose characters do not run along its baseline (`_MAX_SPREAD`,
+    `_OFF_BASELINE`) becomes a glyph a character.
+    """
+    text = _page_text(textpage)
+    chars, odd = len(text) - sum(map(str.isspace, text)), len(_ODD.findall(text))
+    words = PageWords([], chars, odd=odd)
+    at = _Placer(textpage)
+    origin, loose = at.origin, at.loose
+    first_x, first_y, last_x, last_y = at.origin_at
+    append = (glyphs := words.glyphs).append
+    # Where the drawing place changes: (the place, the first glyph from there).
+    placed: list[tuple[int, int]] = [(-1, 0)]
+    current, drawn, in_order = None, -1, True
+    for match in _WORD.finditer(text):
+        first, end = match.span()
+        word = match.group()
+        if word[-1] == _NO_TEXT and not (word := _hyphen(textpage, word, end - 1)):
+            continue
+        text_object = _text_object(textpage, first)
+        if text_object != current:
+            current = text_object
+            at.take_font(first)
+            place = order.get(text_object, drawn)  # type: ignore[arg-type]
+            if place != drawn:
+                in_order = in_order and place > drawn
+                drawn = place
+                placed.append((drawn, len(glyphs)))
+        if first and text[first - 1] == " " and glyphs:
+            _, direction, _, start, across, size = glyphs[-1]
+            append((" ", direction, start, start, across, size))
+        _char_origin(textpage, first, first_x, first_y)
+        if end - first == 1:
+            origin[2], origin[3] = origin[0], origin[1]
+        else:
+            _char_origin(textpage, end - 1, last_x, last_y)
+            dx, dy = origin[2] - origin[0], origin[3] - origin[1]
+            size, a, b = at.size, at.a, at.b
+            across = dy * a - dx * b
+            if not (
+                -_OFF_BASELINE * size <= across <= _OFF_BASELINE * size
+                and dx * a + dy * b <= _MAX_SPREAD * size * (end - first - 1)
+            ):
+                glyphs.extend(at.char_glyphs(text, first, end))
+                continue
+        if at.rightwards:  # most words: inlined
+            _loose_box(textpage, end - 1, at.loose_at)
+            append((word, 0, origin[0], loose[2] + at.slack, origin[3], at.size))
+        else:
+            append(at.glyph(word, end - 1))
+    if not in_order:
+        words.glyphs = _in_drawing_order(glyphs, placed)
+    words.unmapped_share = _unmapped_share(textpage, text)
+    return words
+
+
+def _hyphen(textpage: int, word: str, last: int) -> str:
+    """`word` ending in U+FFFE: a hyphen that ends a line, or a glyph with no
+    Unicode, dropped."""
+    return word[:-1] + ("-" if _is_hyphen(textpage, last) == 1 else "")
+
+
+def _in_drawing_order(
+    glyphs: list[Glyph], placed: list[tuple[int, int]]
+) -> list[Glyph]:
+    """The glyphs sorted by where their text objects are drawn: pdfium sorts the
+    objects of one baseline left to right, which would pull a margin note drawn
+    after a paragraph into the middle of it. A space glyph goes with the word
+    after it only while the word before stays the one before."""
+    bounds = [start for _, start in placed] + [len(glyphs)]
+    ordered: list[Glyph] = []
+    previous = -2
+    for index in sorted(range(len(placed)), key=lambda index: placed[index][0]):
+        part = glyphs[bounds[index] : bounds[index + 1]]
+        if part and part[0][0] == " " and previous != index - 1:
+            part = part[1:]
+        ordered.extend(part)
+        previous = index
+    return ordered
+
+
+def _unmapped_share(textpage: int, text: str) -> float:
+    """The share of the page's characters whose font has no Unicode map, from
+    up to `_MAP_SAMPLES` of them spread over the page."""
+    step = max(1, len(text) // _MAP_SAMPLES)
+    sampled = [i for i in range(0, len(text), step) if not text[i].isspace()]
+    if not sampled:
+        return 0.0
+    return sum(_map_error(textpage, i) == 1 for i in sampled) / len(sampled)
+
+
+class _Placer:
+    """Where the words of one text page sit: the font (size, direction) of the
+    text object at hand, and out-parameters for the calls, allocated once."""
+
+    def __init__(self, textpage: int) -> None:
+        self.textpage = textpage
+        self.origin = (ctypes.c_double * 4)()  # first character's x, y; last's
+        self.tight = (ctypes.c_double * 4)()  # left, right, bottom, top
+        self.loose = (ctypes.c_float * 4)()  # left, top, right, bottom
+        self.matrix = (ctypes.c_float * 6)()
+        double = ctypes.sizeof(ctypes.c_double)
+        at = ctypes.addressof(self.origin)
+        self.origin_at = [at + double * i for i in range(4)]
+        at = ctypes.addressof(self.tight)
+        self.tight_at = [at + double * i for i in range(4)]
+        self.loose_at = ctypes.addressof(self.loose)
+        self.matrix_at = ctypes.addressof(self.matrix)
+        self.size, self.a, self.b, self.slack = 1.0, 1.0, 0.0, 0.0
+        self.rightwards = True
+
+    def take_font(self, index: int) -> None:
+        """The size and direction of character `index`'s font."""
+        matrix = self.matrix
+        _char_matrix(self.textpage, index, self.matrix_at)
+        a, b = matrix[0], matrix[1]
+        norm = math.hypot(a, b) or 1.0
+        self.a, self.b = a / norm, b / norm
+        self.rightwards = a > 0 and abs(b) <= a
+        size = _font_size(self.textpage, index) * math.hypot(matrix[2], matrix[3])
+        self.size = size or 1.0
+        self.slack = _FLOAT_SLACK * abs(self.size)
+
+    def glyph(self, word: str, last: int) -> Glyph:
+        """`word` as a glyph of `pdf_layout`: from its first character's origin
+        on the baseline of its last one (a superscript first, the line goes
+        on below it, as the layout takes it) to the end of character `last`:
+        its advance when set horizontally (pdfium's loose box), the far side
+        of its box when rotated."""
+        textpage, size, origin = self.textpage, self.size, self.origin
+        if abs(self.a) >= abs(self.b):
+            _loose_box(textpage, last, self.loose_at)
+            if self.a >= 0:
+                return (word, 0, origin[0], self.loose[2] + self.slack, origin[3], size)
+            return (word, 2, -origin[0], self.slack - self.loose[2], -origin[3], size)
+        _char_box(textpage, last, *self.tight_at)
+        if self.b >= 0:
+            return (word, 1, origin[1], self.tight[3], -origin[2], size)
+        return (word, 3, -origin[1], -self.tight[2], origin[2], size)
+
+    def char_glyphs(self, text: str, first: int, end: int) -> list[Glyph]:
+        """A glyph a character, for the layout to place, as pdfminer's."""
+        glyphs = []
+        for index in range(first, end):
+            char = text[index]
+            if char == _NO_TEXT:
+                char = "-" if _is_hyphen(self.textpage, index) == 1 else ""
+            if char:
+                _char_origin(self.textpage, index, *self.origin_at[:2])
+                self.origin[2], self.origin[3] = self.origin[0], self.origin[1]
+                glyphs.append(self.glyph(char, index))
+        return glyphs
+
+
+def _page_text(textpage: int) -> str:
+    """The page's text, one character per pdfium character index."""
+    count = _count_chars(textpage)
+    if count <= 0:
+        return ""
+    buffer = ctypes.create_string_buffer(2 * (count + 1))
+    written = _get_text(textpage, 0, count, buffer)
+    text = buffer.raw[: 2 * max(written - 1, 0)].decode("utf-16-le", "replace")
+    if len(text) == count:
+        return text
+    # pdfium left out control characters (or wrote a character beyond the BMP as
+    # two): ask for each character instead, so indexes match again.
+    chars = []
+    for index in range(count):
+        code = _get_unicode(textpage, index)
+        chars.append(_NO_TEXT if code in (0, 2) or code > 0x10FFFF else chr(code))
+    return "".join(chars)
+
+
+@dataclass(slots=True)
+class PageDrawing:
+    """The page's rulings (`pdf_tables.Box`) and its text objects, each with its
+    place in drawing order."""
+
+    rulings: list[Box]
+    text_objects: dict[int, int]
+
+
+def page_drawing(page: int) -> PageDrawing:
+    """Rulings from the straight segments of the page's paths, forms included,
+    as `pdf_tables.TableCollector` records them from pdfminer."""
+    drawing = PageDrawing([], {})
+    budget = [_MAX_OBJECTS]
+    objects = [_get_object(page, index) for index in range(_count_objects(page))]
+    _walk(objects, _IDENTITY, drawing, budget)
+    return drawing
+
+
+def _walk(
+    objects: list[int], outer: Matrix, drawing: PageDrawing, budget: list[int]
+) -> None:
+    matrix = (ctypes.c_float * 6)()
+    at = ctypes.addressof(matrix)
+    for handle in objects:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        kind = _object_type(handle)
+        if kind == _TEXT:
+            drawing.text_objects[handle] = len(drawing.text_objects)
+        elif kind not in (_PATH, _FORM) or not _object_matrix(handle, at):
+            continue
+        elif kind == _PATH:
+            if not ruling_limit_reached(drawing.rulings):
+                _path_rulings(handle, _times(tuple(matrix), outer), drawing.rulings)
+        else:
+            inner = [
+                _get_form_object(handle, index)
+                for index in range(_count_form_objects(handle))
+            ]
+            _walk(inner, _times(tuple(matrix), outer), drawing, budget)
+
+
+def _path_rulings(path: int, matrix: Matrix, rulings: list[Box]) -> None:
+    a, b, c, d, e, f = matrix
+    x = ctypes.c_float()
+    y = ctypes.c_float()
+    x_at, y_at = ctypes.addressof(x), ctypes.addressof(y)
+    start = current = None
+    for index in range(_count_segments(path)):
+        segment = _get_segment(path, index)
+        _segment_point(segment, x_at, y_at)
+        px, py = x.value, y.value
+        point = (px * a + py * c + e, px * b + py * d + f)
+        kind = _segment_type(segment)
+        if kind == _MOVE_TO:
+            start = point
+        elif kind == _LINE_TO and current is not None:
+            add_ruling(rulings, current, point)
+        current = point
+        if _segment_close(segment) and start is not None:
+            add_ruling(rulings, current, start)
+            current = start
+
+
+def _times(inner: Matrix, outer: Matrix) -> Matrix:
+    """`inner` then `outer`, as PDF matrices compose."""
+    a, b, c, d, e, f = inner
+    p, q, r, s, t, u = outer
+    return (
+        a * p + b * r,
+        a * q + b * s,
+        c * p + d * r,
+        c * q + d * s,
+        e * p + f * r + t,
+        e * q + f * s + u,
+    )
+
+
+def open_document(data: bytes) -> pypdfium2.PdfDocument | None:
+    """pdfium's document, or None when pdfium cannot open what pdfminer did."""
+    try:
+        return pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError:
+        return None

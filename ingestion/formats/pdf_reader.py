@@ -1,0 +1,110 @@
+"""Which library reads each PDF page: pdfium, or pdfminer.six where pdfium reads
+that page badly.
+
+pdfium reads a page in C++ (`pdf_pdfium.py`); pdfminer.six interprets it in
+Python, ten times slower, but reads a few things pdfium does not: a font whose
+codes map to Unicode only through a non-Unicode CMap pdfminer knows, or text
+that pdfium's text page leaves out. So pdfium reads every page first, and the
+page goes to pdfminer when what pdfium read says so:
+
+- no text while the page has text objects (pdfium skipped them), or
+- more than `MAX_UNREADABLE_SHARE` of its characters in fonts pdfium could not
+  map to Unicode (it writes their codes instead: `HasUnicodeMapError`, sampled
+  at 64 characters a page), or
+- more than `MAX_UNREADABLE_SHARE` of them replacement, private-use or control
+  characters.
+
+Both give the same glyphs and rulings (`pdf_layout.Glyph`, `pdf_tables.Box`),
+so the layout, column and table code does not know who read the page. When
+pdfium cannot open a file pdfminer opened, or counts other pages, pdfminer
+reads all of them. The threshold and what it catches: docs/benchmarks.md,
+"PDF parsing".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+
+from .pdf_pdfium import (
+    PageDrawing,
+    PageWords,
+    address,
+    open_document,
+    page_drawing,
+    page_words,
+)
+from .pdf_tables import Box, TableCollector
+
+if TYPE_CHECKING:
+    import pypdfium2
+    from pdfminer.pdfpage import PDFPage
+
+    from .pdf_layout import Glyph
+
+# Shares of a page's characters beyond which pdfminer reads it instead (how the
+# corpus pages fall on either side: docs/benchmarks.md, "PDF parsing").
+MAX_UNREADABLE_SHARE = 0.1
+
+
+def pdfminer_reads(words: PageWords, drawing: PageDrawing) -> bool:
+    """Whether pdfium read the page badly enough for pdfminer to read it."""
+    if words.chars == 0:
+        return bool(drawing.text_objects)
+    return (
+        words.unmapped_share > MAX_UNREADABLE_SHARE
+        or words.odd > MAX_UNREADABLE_SHARE * words.chars
+    )
+
+
+class PageReader:
+    """The glyphs and rulings of each page of one PDF, by pdfium or pdfminer."""
+
+    def __init__(self, data: bytes, pages: list[PDFPage]) -> None:
+        self._pages = pages
+        self.pdfium = open_document(data)
+        if self.pdfium is not None and len(self.pdfium) != len(pages):
+            self.pdfium.close()
+            self.pdfium = None
+        self._interpreter: PDFPageInterpreter | None = None
+        self._collector: TableCollector | None = None
+        self.by_pdfminer: list[int] = []  # pages pdfminer read, for the record
+
+    def read(self, number: int) -> tuple[list[Glyph], list[Box]]:
+        """Page `number`'s (1-based) glyphs and rulings."""
+        if self.pdfium is not None:
+            found = self._by_pdfium(self.pdfium, number)
+            if found is not None:
+                return found
+        self.by_pdfminer.append(number)
+        return self._by_pdfminer(number)
+
+    def close(self) -> None:
+        if self.pdfium is not None:
+            self.pdfium.close()
+
+    def _by_pdfium(
+        self, document: pypdfium2.PdfDocument, number: int
+    ) -> tuple[list[Glyph], list[Box]] | None:
+        page = document[number - 1]
+        try:
+            drawing = page_drawing(address(page.raw))
+            textpage = page.get_textpage()
+            try:
+                words = page_words(address(textpage.raw), drawing.text_objects)
+            finally:
+                textpage.close()
+        finally:
+            page.close()
+        if pdfminer_reads(words, drawing):
+            return None
+        return words.glyphs, drawing.rulings
+
+    def _by_pdfminer(self, number: int) -> tuple[list[Glyph], list[Box]]:
+        if self._interpreter is None or self._collector is None:
+            resources = PDFResourceManager(caching=True)
+            self._collector = TableCollector(resources)
+            self._interpreter = PDFPageInterpreter(resources, self._collector)
+        self._interpreter.process_page(self._pages[number - 1])
+        return self._collector.glyphs, self._collector.rulings
