@@ -1,0 +1,109 @@
+"""The search backend seam: what `retrieval.search` asks of whatever serves search.
+
+A backend keeps the published chunks of each knowledge base searchable and answers
+three questions for one query over the caller's knowledge bases: the best chunks by
+keyword (BM25), the nearest chunks by vector, and the keyword statistics the rerank
+weighs terms by. Ranking (fusion, rerank, passages) stays in `retrieval.search`,
+above the seam, so every backend ranks alike.
+
+`SEARCH_BACKEND` names the backend's class by dotted path, as `PASSWORD_HASHERS`
+names hashers; `get_search_backend()` returns the process's one instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+
+class SearchUnavailable(Exception):
+    """The backend cannot answer now (down, unreachable): search answers 503."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A chunk a list found, with its score in that list."""
+
+    chunk_id: int
+    document_id: object
+    knowledge_base_id: str
+    ordinal: int
+    score: float
+    # Where the backend keeps the chunk (a row of its arrays); opaque above the seam.
+    locator: int = -1
+    # Its text changes in simplified script: the rerank converts it before
+    # looking for the question's word pairs.
+    folds: bool = False
+
+
+class TermStatistics(Protocol):
+    """How many published chunks of the searched knowledge bases there are, and
+    how many hold a term."""
+
+    size: int
+
+    def frequency(self, term: str) -> int: ...
+
+
+class Searcher(Protocol):
+    """One consistent read of some knowledge bases, for one query."""
+
+    knowledge_base_ids: Sequence[str]
+    statistics: TermStatistics
+
+    def keyword(self, terms: Sequence[str], limit: int) -> list[Candidate]:
+        """The best `limit` chunks by BM25 over `terms`, score > 0, best first
+        (ties by chunk id)."""
+
+    def nearest(self, vector: np.ndarray, limit: int) -> list[Candidate]:
+        """The `limit` chunks whose vectors (of the process's embedder) are
+        nearest `vector` by cosine, score > 0, best first (ties by chunk id)."""
+
+    def keyword_scores(
+        self, terms: Sequence[str], candidates: Sequence[Candidate]
+    ) -> list[float]:
+        """The BM25 of each candidate over `terms`, in order."""
+
+
+@dataclass(frozen=True)
+class Health:
+    status: str  # "ready", "warming" or "unavailable"
+    detail: str = ""
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    def searcher(self, knowledge_base_ids: Sequence[str]) -> Searcher:
+        """Only the published chunks of `knowledge_base_ids`, as of now: a
+        publish committed before this call is found, an archive is not.
+        Raises SearchUnavailable when it cannot answer."""
+
+    def published(self, knowledge_base_id: str, document_id: object) -> None:
+        """A document version's chunks were published (after the commit)."""
+
+    def withdrawn(self, knowledge_base_id: str, document_id: object) -> None:
+        """A document version was archived or deleted (after the commit)."""
+
+    def discard(self, knowledge_base_id: str) -> None:
+        """A knowledge base was deleted: forget everything about it."""
+
+    def health(self) -> Health: ...
+
+
+@cache
+def get_search_backend() -> SearchBackend:
+    return import_string(settings.SEARCH_BACKEND)()
+
+
+@receiver(setting_changed)
+def _forget_backend(*, setting, **kwargs) -> None:
+    if setting == "SEARCH_BACKEND":
+        get_search_backend.cache_clear()
