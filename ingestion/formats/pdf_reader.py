@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 # Shares of a page's characters beyond which pdfminer reads it instead (how the
 # corpus pages fall on either side: docs/benchmarks.md, "PDF parsing").
 MAX_UNREADABLE_SHARE = 0.1
+# Text objects per character pdfium read beyond which it lost the page's text
+# (every text object draws a glyph or more; kampo.pdf's vertical glyphs: 19
+# characters for 2,624 objects; two other corpus pages pass 1, none 2).
+MAX_OBJECTS_PER_CHAR = 2
 
 
 def pdfminer_reads(words: PageWords, drawing: PageDrawing) -> bool:
@@ -55,6 +59,7 @@ def pdfminer_reads(words: PageWords, drawing: PageDrawing) -> bool:
     return (
         words.unmapped_share > MAX_UNREADABLE_SHARE
         or words.odd > MAX_UNREADABLE_SHARE * words.chars
+        or len(drawing.text_objects) > MAX_OBJECTS_PER_CHAR * words.chars
     )
 
 

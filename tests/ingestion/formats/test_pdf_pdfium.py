@@ -76,6 +76,9 @@ def test_pdfminer_reads_the_whole_file_when_pdfium_cannot_open_it(
         # Replacement, private-use or control characters.
         (PageWords([], chars=400, odd=100), 20, True),
         (PageWords([], chars=400, odd=6), 20, False),
+        # Far more text objects than characters: pdfium lost the page's text.
+        (PageWords([], chars=19), 2624, True),
+        (PageWords([], chars=400), 800, False),
     ],
 )
 def test_which_pages_pdfminer_reads(
