@@ -1,0 +1,52 @@
+"""`documents/kinds.py`: the registry's lookups (no database)."""
+
+from __future__ import annotations
+
+import pytest
+
+from documents.kinds import FILE_KINDS, FileKind, FileKinds, FileType
+from documents.sniffing import signature
+
+TYPES = [(kind, file_type) for kind in FILE_KINDS for file_type in kind.types]
+
+
+class TestLookups:
+    def test_every_stored_content_type_finds_its_kind(self):
+        for kind, file_type in TYPES:
+            assert FILE_KINDS.for_content_type(file_type.content_type) is kind
+
+    def test_every_extension_finds_its_kind_and_type_whatever_its_case(self):
+        for kind, file_type in TYPES:
+            for extension in file_type.extensions:
+                found = FILE_KINDS.for_extension(extension.upper())
+                assert found == (kind, file_type)
+
+    def test_a_kind_is_found_by_its_name(self):
+        assert [FILE_KINDS.named(kind.name) for kind in FILE_KINDS] == list(FILE_KINDS)
+
+    @pytest.mark.parametrize(
+        ("lookup", "value", "message"),
+        [
+            ("for_content_type", "application/zip", "no parser for application/zip"),
+            ("for_extension", ".odt", "no file type has the extension .odt"),
+            ("named", "odt", "unknown file kind odt"),
+        ],
+    )
+    def test_anything_undeclared_is_a_value_error(self, lookup, value, message):
+        with pytest.raises(ValueError, match=message):
+            getattr(FILE_KINDS, lookup)(value)
+
+    def test_the_types_are_listed_for_people(self):
+        assert FILE_KINDS.listed() == (
+            "PDF, DOCX, PPTX, XLSX, Markdown, HTML, plain text, PNG, JPEG or TIFF"
+        )
+
+
+def test_an_extension_or_content_type_declared_twice_is_refused():
+    png = FileType("PNG", "image/png", (".png",), signature(b"\x89PNG"))
+    apng = FileType("APNG", "image/apng", (".png",), signature(b"\x89PNG"))
+    with pytest.raises(ValueError, match=r"\.png is declared twice"):
+        FileKinds(FileKind("image", (png,)), FileKind("animation", (apng,)))
+    portable = FileType("PNG", "image/png", (".pnp",), signature(b"\x89PNG"))
+    with pytest.raises(ValueError, match="image/png is declared twice"):
+        FileKinds(FileKind("image", (png,)), FileKind("portable", (portable,)))
