@@ -1,4 +1,5 @@
-"""`documents/kinds.py`: the registry's lookups (no database)."""
+"""`documents/kinds.py`: every declared file kind has a parser; the registry's
+lookups (no database)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,14 @@ import pytest
 
 from documents.kinds import FILE_KINDS, FileKind, FileKinds, FileType
 from documents.sniffing import signature
+from ingestion.formats import PARSERS
 
 TYPES = [(kind, file_type) for kind in FILE_KINDS for file_type in kind.types]
+
+
+def test_every_kind_has_a_parser():
+    assert set(PARSERS) == set(FILE_KINDS)
+    assert all(callable(PARSERS[kind]) for kind in FILE_KINDS)
 
 
 class TestLookups:
