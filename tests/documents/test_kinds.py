@@ -1,20 +1,66 @@
-"""`documents/kinds.py`: every declared file kind has a parser; the registry's
-lookups (no database)."""
+"""`documents/kinds.py`: every declared file kind has a parser, a sniff and a
+sample that sniffs as its type and parses; the registry's lookups (no database)."""
 
 from __future__ import annotations
+
+import io
 
 import pytest
 
 from documents.kinds import FILE_KINDS, FileKind, FileKinds, FileType
-from documents.sniffing import signature
-from ingestion.formats import PARSERS
+from documents.sniffing import HEAD_BYTES, signature
+from ingestion.formats import PARSERS, parse_document
+from tests.samples import type_samples
 
 TYPES = [(kind, file_type) for kind in FILE_KINDS for file_type in kind.types]
+# Text kinds are told apart by their names alone: their bytes are text to each.
+TEXT_TYPES = {file_type for kind in FILE_KINDS if kind.text for file_type in kind.types}
+
+
+@pytest.fixture(scope="module")
+def samples() -> dict[str, bytes]:
+    return type_samples()
+
+
+def sniffed_as(sample: bytes) -> set[FileType]:
+    """Every declared type whose sniff accepts `sample`."""
+    found = set()
+    for _, file_type in TYPES:
+        file = io.BytesIO(sample)
+        if file_type.sniff(sample[:HEAD_BYTES], file):
+            found.add(file_type)
+        assert file.tell() == 0, f"{file_type.label}'s sniff moved the file"
+    return found
 
 
 def test_every_kind_has_a_parser():
     assert set(PARSERS) == set(FILE_KINDS)
     assert all(callable(PARSERS[kind]) for kind in FILE_KINDS)
+
+
+@pytest.mark.parametrize(
+    ("kind", "file_type"), TYPES, ids=[t.extension for _, t in TYPES]
+)
+def test_every_type_has_a_sample_that_sniffs_as_it_alone(kind, file_type, samples):
+    assert file_type.extension in samples, "add one to tests/samples.type_samples"
+
+    found = sniffed_as(samples[file_type.extension])
+
+    assert found == (TEXT_TYPES if kind.text else {file_type})
+
+
+@pytest.mark.parametrize(
+    ("kind", "file_type"), TYPES, ids=[t.extension for _, t in TYPES]
+)
+def test_every_types_sample_parses_to_text(kind, file_type, samples):
+    blocks = parse_document(kind.name, samples[file_type.extension])
+
+    assert blocks
+    assert all(block.text.strip() for block in blocks)
+
+
+def test_the_samples_are_of_declared_types_only(samples):
+    assert set(samples) == {file_type.extension for _, file_type in TYPES}
 
 
 class TestLookups:
