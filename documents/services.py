@@ -50,14 +50,14 @@ def document_upload(
     if uploaded_file.size == 0:
         raise EmptyDocument()
     filename = safe_filename(uploaded_file.name or "")
-    kind = detect_kind(filename, uploaded_file)
+    kind, file_type = detect_kind(filename, uploaded_file)
     if is_blank(uploaded_file, kind):
         raise EmptyDocument()
 
     family_id, version = _next_version(knowledge_base_id, family_id, version)
     document_id = uuid.uuid4()
     sha256 = _sha256(uploaded_file)
-    key = f"originals/{knowledge_base_id}/{document_id}{kind.extension}"
+    key = f"originals/{knowledge_base_id}/{document_id}{file_type.extension}"
     stored_key = default_storage.save(key, uploaded_file)
     try:
         with transaction.atomic():
@@ -67,7 +67,7 @@ def document_upload(
                 family_id=family_id,
                 version=version,
                 filename=filename,
-                content_type=kind.content_type,
+                content_type=file_type.content_type,
                 size_bytes=uploaded_file.size,
                 sha256=sha256,
                 storage_key=stored_key,

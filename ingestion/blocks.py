@@ -18,8 +18,6 @@ TABLE_ROW = "table_row"
 LIST_ITEM = "list_item"
 BLOCK_KINDS = (HEADING, PARAGRAPH, TABLE_ROW, LIST_ITEM)
 
-DOCUMENT_KINDS = ("pdf", "docx", "pptx", "xlsx", "markdown", "html", "text", "image")
-
 _MAX_REASON = 200
 CELL_SEPARATOR = " | "
 

@@ -19,13 +19,11 @@ from collections.abc import Iterable
 
 from django.conf import settings
 
-from documents.uploads import kind_for_content_type
+from documents.kinds import FILE_KINDS
 
 from .models import TaskLane
 
 ALL_LANES = frozenset(TaskLane.values)
-# Kinds read by OCR page by page, whatever their size.
-OCR_KINDS = frozenset({"image"})
 
 
 def parse_lanes(text: str) -> frozenset[str]:
@@ -42,10 +40,10 @@ def parse_lanes(text: str) -> frozenset[str]:
 def lane_at_submit(*, content_type: str, size_bytes: int) -> str:
     """The lane a task starts in, from its document's type and size."""
     try:
-        kind = kind_for_content_type(content_type)
+        read_by_ocr = FILE_KINDS.for_content_type(content_type).read_by_ocr
     except ValueError:
-        kind = ""  # the parse will say what is wrong with it, quickly
-    if kind in OCR_KINDS or size_bytes > settings.INGESTION_LIGHT_MAX_BYTES:
+        read_by_ocr = False  # the parse will say what is wrong with it, quickly
+    if read_by_ocr or size_bytes > settings.INGESTION_LIGHT_MAX_BYTES:
         return TaskLane.HEAVY
     return TaskLane.LIGHT
 

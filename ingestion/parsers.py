@@ -8,6 +8,8 @@ import logging
 
 from django.conf import settings
 
+from documents.kinds import FILE_KINDS
+
 from .blocks import ParseLimits
 from .sandbox import (
     SandboxOptions,
@@ -37,17 +39,13 @@ def parse_limits() -> ParseLimits:
     )
 
 
-# Read whole by parsers whose time grows with the file's size alone (linear:
-# docs/security/parsing.md), unlike pages of a PDF or OCR.
-TEXT_KINDS = frozenset({"text", "markdown", "html"})
-
-
 def parse_timeout_seconds(kind: str, size: int) -> float:
-    """The wall-clock limit of parsing `size` bytes of `kind`: text kinds get a
-    base plus a share per MiB, so that a small hostile file fails fast; every
-    limit is at most INGESTION_PARSE_TIMEOUT_SECONDS."""
+    """The wall-clock limit of parsing `size` bytes of `kind`: text kinds, read
+    in time linear in their size (docs/security/parsing.md), get a base plus a
+    share per MiB, so that a small hostile file fails fast; every limit is at
+    most INGESTION_PARSE_TIMEOUT_SECONDS."""
     ceiling = settings.INGESTION_PARSE_TIMEOUT_SECONDS
-    if kind not in TEXT_KINDS:
+    if not FILE_KINDS.named(kind).text:
         return ceiling
     scaled = (
         settings.INGESTION_TEXT_PARSE_BASE_SECONDS

@@ -28,8 +28,8 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import DatabaseError
 
+from documents.kinds import FILE_KINDS
 from documents.models import Document
-from documents.uploads import kind_for_content_type
 from retrieval.answers.meaning import get_meaning
 from retrieval.embeddings import get_embedder
 from retrieval.services import chunk_rows
@@ -386,7 +386,7 @@ class IngestionPipeline:
         by OCR now is kept as it comes.
         """
         limits = parse_limits()
-        kind = kind_for_content_type(document.content_type)
+        kind = FILE_KINDS.for_content_type(document.content_type).name
         try:
             extracted = self.sandbox.extract(
                 kind,

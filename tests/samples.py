@@ -36,6 +36,45 @@ def docx_bytes(
     return buffer.getvalue()
 
 
+def xlsx_bytes() -> bytes:
+    """A small real workbook: one sheet, a header row and two data rows."""
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.title = "Leave"
+    for row in (("Grade", "Days"), ("Staff", 25), ("Senior", 30)):
+        sheet.append(row)
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def pptx_bytes() -> bytes:
+    """A small real presentation: one slide with a title and a bullet."""
+    from pptx import Presentation
+
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = "Leave policy"
+    slide.placeholders[1].text_frame.text = "Every employee receives 25 days."
+    buffer = io.BytesIO()
+    presentation.save(buffer)
+    return buffer.getvalue()
+
+
+def image_bytes(image_format: str, text: str = "Delivery note 42") -> bytes:
+    """A scan of one line of text that OCR reads back."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (1000, 300), "white")
+    font = ImageFont.load_default(size=50)
+    ImageDraw.Draw(image).text((60, 110), text, font=font, fill="black")
+    buffer = io.BytesIO()
+    image.save(buffer, format=image_format)
+    return buffer.getvalue()
+
+
 SAMPLES = {
     "policy.pdf": MINIMAL_PDF,
     "policy.md": b"# Leave\n\nEvery employee receives 25 days of annual leave.\n",
@@ -46,3 +85,21 @@ SAMPLES = {
 
 def upload(name: str, content: bytes) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, content)
+
+
+def type_samples() -> dict[str, bytes]:
+    """A small file of every declared file type (documents/kinds.py), by the
+    extension of its stored original; tests/documents/test_kinds.py checks
+    that each one sniffs as its type and parses."""
+    return {
+        ".pdf": MINIMAL_PDF,
+        ".docx": docx_bytes(),
+        ".pptx": pptx_bytes(),
+        ".xlsx": xlsx_bytes(),
+        ".md": SAMPLES["policy.md"],
+        ".html": SAMPLES["policy.html"],
+        ".txt": SAMPLES["policy.txt"],
+        ".png": image_bytes("PNG"),
+        ".jpg": image_bytes("JPEG"),
+        ".tif": image_bytes("TIFF"),
+    }

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 from http import HTTPStatus
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.core.cache import cache
@@ -21,6 +21,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from core.errors import DomainError, NotFound
+from documents.kinds import FILE_KINDS
 from documents.models import Document
 from ingestion.sandbox.processes import SandboxOptions, parser_environment
 
@@ -69,13 +70,23 @@ class NoPageImages(NotFound):
 
 
 def drawable_kind(document: Document) -> str | None:
-    """ "pdf" or "image" when the original can be drawn here, else None (office
-    files need LibreOffice: the pages show the parser's text instead)."""
-    if document.content_type == "application/pdf":
-        return "pdf"
-    if document.content_type.startswith("image/"):
-        return "image"
-    return None
+    """The renderer of the original's pages ("pdf", "image": `FileKind.drawn_as`),
+    or None (office files need LibreOffice: the pages show the parser's text
+    instead)."""
+    try:
+        return FILE_KINDS.for_content_type(document.content_type).drawn_as
+    except ValueError:
+        return None
+
+
+def page_unit(document: Document) -> str:
+    """What a chunk's page counts in the original ("page", "slide", "sheet":
+    `FileKind.unit`), known from its name as its upload was."""
+    try:
+        kind, _ = FILE_KINDS.for_extension(PurePosixPath(document.filename).suffix)
+    except ValueError:
+        return "page"
+    return kind.unit
 
 
 def page_png(document: Document, page: int, width: int = DEFAULT_WIDTH) -> bytes:

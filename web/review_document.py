@@ -4,16 +4,14 @@ at a time, each beside the chunks that came from it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from documents.models import Document, DocumentStatus
-from documents.uploads import KINDS_BY_EXTENSION
 from retrieval.models import Chunk
 
-from .page_images import drawable_kind
+from .page_images import drawable_kind, page_unit
 
 # Pages (slides, sheets) on one screen; the rest behind "next".
 MAX_GROUPS = 20
@@ -58,16 +56,18 @@ class Group:
         return "\n\n".join(chunk.text for chunk in self.chunks)
 
 
+# A page, slide or sheet by its number (`page_unit`).
+UNIT_LABELS = {
+    "page": _("Page %(number)s"),
+    "slide": _("Slide %(number)s"),
+    "sheet": _("Sheet %(number)s"),
+}
+
+
 def _unit_label(document: Document, number: int | None) -> str:
     if number is None:
         return str(_("Text"))
-    kind = KINDS_BY_EXTENSION.get(PurePosixPath(document.filename.lower()).suffix)
-    name = kind.name if kind else ""
-    if name == "pptx":
-        return str(_("Slide %(number)s") % {"number": number})
-    if name == "xlsx":
-        return str(_("Sheet %(number)s") % {"number": number})
-    return str(_("Page %(number)s") % {"number": number})
+    return str(UNIT_LABELS[page_unit(document)] % {"number": number})
 
 
 def original_groups(document: Document, *, start: int = 0) -> tuple[list[Group], bool]:

@@ -23,24 +23,22 @@ from documents.models import Document
 from documents.selectors import visible_document
 from retrieval.models import Chunk
 
-from .page_images import drawable_kind
+from .page_images import drawable_kind, page_unit
 
 NEIGHBOURS = 1  # chunks shown on each side of the cited one
 # Enough of an excerpt to find its chunk; the whole of one can be 500 characters.
 PROBES = (120, 40)
 
-# What a chunk's `page` counts, by the original's kind.
+# What a chunk's `page` counts (`page_unit`).
 _PLACES = {
-    ".pptx": gettext_lazy("Slide"),
-    ".xlsx": gettext_lazy("Sheet"),
-    ".xls": gettext_lazy("Sheet"),
-    ".csv": gettext_lazy("Sheet"),
+    "page": gettext_lazy("Page"),
+    "slide": gettext_lazy("Slide"),
+    "sheet": gettext_lazy("Sheet"),
 }
 
 
 def _place(document: Document):
-    suffix = "." + document.filename.rsplit(".", 1)[-1].lower()
-    return _PLACES.get(suffix, gettext_lazy("Page"))
+    return _PLACES[page_unit(document)]
 
 
 def _cited_chunk(

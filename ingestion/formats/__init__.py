@@ -1,8 +1,10 @@
 """Document formats: bytes in, a flat list of text blocks out.
 
-One module per format, each with a `parse(data, request)` (see `base.Parser`);
-`PARSERS` maps a document kind to its parser, as Django's `get_hasher()` maps a name
-to a hasher. Adding a format is a module and a line here.
+One module per format, each with a `parse(data, request)` (see `base.Parser`),
+named after its `FileKind` (`documents/kinds.py`, which declares every format
+once): `PARSERS` maps each declared kind to its module's `parse`, as Django's
+`get_hasher()` maps a name to a hasher. Adding a format is a module here and a
+line in `FILE_KINDS` (docs/architecture.md, "A new file format").
 
 Every parser returns blocks in reading order. A heading is emitted as a `heading`
 block and also becomes part of the `heading_path` of every block below it, until a
@@ -21,21 +23,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from importlib import import_module
+
+from documents.kinds import FILE_KINDS, FileKind
 
 from ..blocks import Block, ParseError, ParseLimits, check_text_length, gc_paused
-from . import docx, html, image, markdown, pdf, pptx, text, xlsx
 from .base import Parser, ParseRequest
 
-PARSERS: dict[str, Parser] = {
-    "pdf": pdf.parse,
-    "docx": docx.parse,
-    "pptx": pptx.parse,
-    "xlsx": xlsx.parse,
-    "markdown": markdown.parse,
-    "html": html.parse,
-    "text": text.parse,
-    "image": image.parse,
-}
+
+def _parser(kind: FileKind) -> Parser:
+    """The `parse` of the module named after `kind`, e.g. `formats/pdf.py`."""
+    return import_module(f"{__name__}.{kind.name}").parse
+
+
+PARSERS: dict[FileKind, Parser] = {kind: _parser(kind) for kind in FILE_KINDS}
 
 
 def parse_document(
@@ -50,7 +51,8 @@ def parse_document(
     known_ocr: Mapping[int, list[Block]] | None = None,
     ocr_read: Callable[[int, list[Block]], None] | None = None,
 ) -> list[Block]:
-    """Parse `data` as `kind` (one of DOCUMENT_KINDS); only ParseError escapes.
+    """Parse `data` as the kind named `kind` (`FILE_KINDS`); only ParseError
+    escapes.
 
     `shard` = (index, count) lets `count` processes share one file: the PDF pages
     whose 0-based number is `index` modulo `count`, or the index-th run of a DOCX
@@ -61,9 +63,10 @@ def parse_document(
     `ocr_read` carry OCR'd pages between attempts (`ParseRequest`). Text beyond
     `max_text_chars` raises TextTooLarge here, before it is chunked.
     """
-    parser = PARSERS.get(kind)
-    if parser is None:
-        raise ParseError(f"unsupported document kind: {kind[:40]}")
+    try:
+        parser = PARSERS[FILE_KINDS.named(kind)]
+    except ValueError:
+        raise ParseError(f"unsupported document kind: {kind[:40]}") from None
     request = ParseRequest(limits=limits or ParseLimits(), shard=shard, retain=retain)
     if progress is not None:
         request = replace(request, progress=progress)

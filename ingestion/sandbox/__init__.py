@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from documents.kinds import FILE_KINDS
+
 from ..blocks import Block, ParseLimits
 from ..chunking import Chunk, chunk_blocks, join_chunk_runs
 from . import wire
@@ -70,8 +72,8 @@ if TYPE_CHECKING:
     from retrieval.embeddings import Embedder
     from retrieval.terms import ChunkTerms
 
-PAGE_SHARDED_KINDS = frozenset({"pdf"})
-HEADING_SHARDED_KINDS = frozenset({"docx"})
+PAGE_SHARDED_KINDS = frozenset(k.name for k in FILE_KINDS if k.split == "pages")
+HEADING_SHARDED_KINDS = frozenset(k.name for k in FILE_KINDS if k.split == "headings")
 # Each part re-reads the whole XML: below this size a second process saves less
 # than it costs (docs/benchmarks.md, Summary, "DOCX on both cores").
 HEADING_SHARD_MIN_BYTES = 256 * 1024

@@ -208,30 +208,3 @@ def lying_package(package: bytes, member: str, inflated_bytes: int) -> bytes:
             struct.pack_into("<I", data, central + 24, size)
         central += 46 + name_length + extra_length + comment_length
     return bytes(data)
-
-
-def xlsx_bytes() -> bytes:
-    """A small real workbook: one sheet, a header row and two data rows."""
-    from openpyxl import Workbook
-
-    workbook = Workbook()
-    sheet = workbook.active
-    sheet.title = "Leave"
-    for row in (("Grade", "Days"), ("Staff", 25), ("Senior", 30)):
-        sheet.append(row)
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
-
-
-def pptx_bytes() -> bytes:
-    """A small real presentation: one slide with a title and a bullet."""
-    from pptx import Presentation
-
-    presentation = Presentation()
-    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
-    slide.shapes.title.text = "Leave policy"
-    slide.placeholders[1].text_frame.text = "Every employee receives 25 days."
-    buffer = io.BytesIO()
-    presentation.save(buffer)
-    return buffer.getvalue()

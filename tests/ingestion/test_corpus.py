@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from documents.uploads import KINDS_BY_EXTENSION
+from documents.kinds import FILE_KINDS
 from ingestion.models import ErrorCode, IngestionTask
 from tests.factories import DocumentFactory
 from tests.ingestion.conftest import CORPUS
@@ -25,7 +25,7 @@ def corpus_files():
         path
         for folder in FOLDERS
         for path in (CORPUS / folder).rglob("*")
-        if path.suffix.lower() in KINDS_BY_EXTENSION
+        if path.suffix.lower() in FILE_KINDS.extensions
     )
 
 
@@ -35,12 +35,12 @@ def test_whole_corpus_through_the_worker(knowledge_base):
         pytest.skip("../shared/corpus is not present")
     documents = {}
     for path in files:
-        kind = KINDS_BY_EXTENSION[path.suffix.lower()]
+        _, file_type = FILE_KINDS.for_extension(path.suffix)
         document = DocumentFactory(
             knowledge_base=knowledge_base,
             processing=True,
             filename=path.name,
-            content_type=kind.content_type,
+            content_type=file_type.content_type,
             content=path.read_bytes(),
         )
         task = IngestionTask.objects.create(document=document)

@@ -10,14 +10,14 @@ from openpyxl import Workbook
 from pptx import Presentation
 from pptx.util import Inches
 
-from documents.uploads import KINDS_BY_EXTENSION
+from documents.kinds import FILE_KINDS
 from ingestion.blocks import TABLE_ROW, Block
 from ingestion.chunking import chunk_blocks, full_text
 from retrieval.models import Chunk
 from retrieval.search import _join_adjacent
 
-XLSX = KINDS_BY_EXTENSION[".xlsx"].content_type
-PPTX = KINDS_BY_EXTENSION[".pptx"].content_type
+XLSX = FILE_KINDS.for_extension(".xlsx")[1].content_type
+PPTX = FILE_KINDS.for_extension(".pptx")[1].content_type
 CITIES = [
     *("Aberdeen", "Bergen", "Cardiff", "Dresden", "Exeter", "Florence", "Geneva"),
     *("Hamburg", "Innsbruck", "Jena", "Kiel", "Lyon", "Malmo", "Nantes", "Oslo"),

@@ -24,9 +24,9 @@ from ingestion.formats.ooxml import BoundedZipFile, check_archive, check_members
 from ingestion.models import IngestionTask
 from retrieval.models import Chunk
 from tests.factories import DocumentFactory
-from tests.ingestion.hostile import lying_package, pptx_bytes, xlsx_bytes
+from tests.ingestion.hostile import lying_package
 from tests.ingestion.processes import Process
-from tests.samples import docx_bytes
+from tests.samples import docx_bytes, pptx_bytes, xlsx_bytes
 
 GIB = 1 << 30
 # Half of what one lying member inflates to: zipfile's own read() needs all of it.

