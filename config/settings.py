@@ -71,6 +71,8 @@ INSTALLED_APPS = [
     "documents",
     "ingestion",
     "retrieval",
+    # Chat as conversations, above retrieval (docs/architecture.md, Layers).
+    "conversations",
     # Above the apps: what combines them (docs/architecture.md, Layers).
     "review",
     "workbench",

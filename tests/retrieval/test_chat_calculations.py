@@ -8,9 +8,9 @@ from decimal import Decimal
 import pytest
 import yaml
 
+from conversations.api.chat_serializers import ChatClaimSerializer
 from retrieval.answers.calculator import calculate
 from retrieval.answers.types import Claim, Operand
-from retrieval.api.chat_serializers import ChatClaimSerializer
 from tests.retrieval.stub_provider import sources_in
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from conversations import feedback, selectors
 from core.body_limits import BodyLimit
 from core.openapi import error_responses
 from core.pagination import StandardPagination
-from retrieval import feedback, selectors
 
 from .feedback_serializers import FeedbackRequestSerializer, FeedbackSerializer
 

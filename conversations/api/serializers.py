@@ -3,7 +3,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from retrieval.models import Conversation, ConversationTurn, HiddenReason
+from conversations.models import Conversation, ConversationTurn, HiddenReason
 
 
 class ConversationSerializer(serializers.ModelSerializer):

@@ -7,11 +7,11 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from conversations import selectors, services
 from core.openapi import error_responses
 from core.pagination import StandardPagination
-from retrieval import conversations, selectors
 
-from .conversation_serializers import (
+from .serializers import (
     ConversationDetailSerializer,
     ConversationSerializer,
 )
@@ -49,7 +49,5 @@ class ConversationDetailView(APIView):
         summary="Delete one of the caller's conversations with its turns",
     )
     def delete(self, request, conversation_id):
-        conversations.conversation_delete(
-            user=request.user, conversation_id=conversation_id
-        )
+        services.conversation_delete(user=request.user, conversation_id=conversation_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -14,14 +14,14 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
+from conversations import services
+from conversations.models import Conversation, ConversationTurn
 from documents.models import Membership, Role
-from retrieval import conversations
 from retrieval.answers import chat
 from retrieval.answers.types import Answer
-from retrieval.models import Conversation, ConversationTurn
+from tests.conversations.test_chat_stream import events, stream
 from tests.factories import ConversationFactory, ConversationTurnFactory, UserFactory
 from tests.retrieval.chat_samples import LEVELS, LEVELS_ZH, TRAVEL, leave
-from tests.retrieval.test_chat_stream import events, stream
 
 pytestmark = pytest.mark.django_db
 
@@ -532,7 +532,7 @@ class TestHistory:
 
         def turn(question: str) -> None:
             try:
-                conversations.conversation_chat(
+                services.conversation_chat(
                     user=viewer, question=question, conversation_id=conversation.pk
                 )
             except Exception as error:  # reported below
@@ -681,9 +681,7 @@ class TestPruning:
             ConversationFactory(owner=viewer)
         Conversation.objects.update(updated_at=old)
 
-        assert (
-            conversations.conversation_prune(older_than=timedelta(days=1), batch=2) == 5
-        )
+        assert services.conversation_prune(older_than=timedelta(days=1), batch=2) == 5
         assert not Conversation.objects.exists()
 
 
@@ -719,11 +717,14 @@ class TestSchemaAndAdmin:
         ConversationTurnFactory.create_batch(2, conversation=conversation)
         client.force_login(admin)
 
-        page = client.get("/admin/retrieval/conversation/")
+        page = client.get("/admin/conversations/conversation/")
         assert page.status_code == 200
         assert "vera" in page.content.decode()
-        detail = client.get(f"/admin/retrieval/conversation/{conversation.pk}/change/")
+        detail = client.get(
+            f"/admin/conversations/conversation/{conversation.pk}/change/"
+        )
         assert detail.status_code == 200
         # Counts only: the questions and answers stay out of the admin.
         assert conversation.title not in detail.content.decode()
-        assert client.get("/admin/retrieval/conversation/add/").status_code == 403
+        add = client.get("/admin/conversations/conversation/add/")
+        assert add.status_code == 403

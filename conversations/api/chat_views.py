@@ -1,6 +1,6 @@
 """Thin HTTP edges over answers: one JSON answer, or the same answer as events.
 
-Every answer is a turn of a conversation (`retrieval.conversations`): a new one
+Every answer is a turn of a conversation (`conversations.services`): a new one
 unless the request names one with `conversation_id`.
 """
 
@@ -23,10 +23,10 @@ from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
+from conversations import services
 from core.errors import DomainError
 from core.openapi import error_responses
 from core.throttling import Slot, SlotHeldStream, Slots
-from retrieval import conversations
 from retrieval.answers import chat as answers
 from retrieval.errors import TooManyStreams
 from retrieval.metrics import CHAT_SECONDS
@@ -51,13 +51,13 @@ class ChatView(APIView):
         serializer = ChatRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         with CHAT_SECONDS.time():
-            result = conversations.conversation_chat(
+            result = services.conversation_chat(
                 user=request.user, **serializer.validated_data
             )
         return Response(_answer_data(result))
 
 
-def _answer_data(result: conversations.ConversationAnswer) -> dict:
+def _answer_data(result: services.ConversationAnswer) -> dict:
     """The answer's fields and the turn's, as `ChatResponseSerializer` renders them."""
     answer = result.answer
     fields = {f.name: getattr(answer, f.name) for f in dataclasses.fields(answer)}
@@ -108,7 +108,7 @@ class ChatStreamView(APIView):
         data = serializer.validated_data
         # An unknown conversation or knowledge base answers 404 here, before any
         # event is sent; the follow-up is resolved here too.
-        turn = conversations.conversation_prepare(
+        turn = services.conversation_prepare(
             user=request.user,
             question=data["question"],
             conversation_id=data.get("conversation_id"),
@@ -141,7 +141,7 @@ def _stream_slot(user) -> Slot:
 
 
 def _events(
-    user, turn: conversations.PreparedTurn, scope: list[str]
+    user, turn: services.PreparedTurn, scope: list[str]
 ) -> Iterator[tuple[str, Any]]:
     yield (
         "run.started",
@@ -152,7 +152,7 @@ def _events(
         },
     )
     try:
-        result = conversations.conversation_answer(
+        result = services.conversation_answer(
             user=user, turn=turn, knowledge_base_ids=scope
         )
     except DomainError as error:

@@ -1,4 +1,4 @@
-"""`retrieval/selectors.py`: a conversation is its owner's alone.
+"""`conversations/selectors.py`: a conversation is its owner's alone.
 
 The same rule through the API, and conversations as chat keeps them, are tested in
 `test_conversations.py`.
@@ -13,9 +13,9 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
+from conversations import selectors
+from conversations.models import ConversationTurnSource, HiddenReason
 from core.errors import NotFound
-from retrieval import selectors
-from retrieval.models import ConversationTurnSource, HiddenReason
 from tests.factories import ConversationFactory, ConversationTurnFactory
 
 pytestmark = pytest.mark.django_db

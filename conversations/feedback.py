@@ -16,8 +16,9 @@ from django.db import transaction
 
 from core.errors import NotFound
 from documents.selectors import documents_visible_to
+from retrieval import search
 
-from . import search, selectors
+from . import selectors
 from .models import AnswerFeedback
 
 if TYPE_CHECKING:

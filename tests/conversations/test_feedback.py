@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
+from conversations.models import AnswerFeedback
 from documents.models import Role
-from retrieval.models import AnswerFeedback
 from tests.factories import ConversationFactory, DocumentFactory
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,8 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand
 
+from conversations.services import conversation_prune
 from core.arguments import positive_float
-from retrieval.conversations import conversation_prune
 
 
 class Command(BaseCommand):

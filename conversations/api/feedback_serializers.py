@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from retrieval.models import AnswerFeedback
+from conversations.models import AnswerFeedback
 
 from .chat_serializers import UUIDStringField
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -28,12 +29,15 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.errors import NotFound, ValidationFailed
+from retrieval.answers import chat
+from retrieval.answers.followups import resolve_follow_up
+from retrieval.answers.types import Answer, ChatProvider
 
 from . import selectors
-from .answers import chat
-from .answers.followups import resolve_follow_up
-from .answers.types import Answer, ChatProvider
 from .models import Conversation, ConversationTurn, ConversationTurnSource
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # The resolver reads the newest question; older ones only for an item it lacks.
 FOLLOW_UP_CONTEXT_TURNS = 5
@@ -56,7 +60,7 @@ class ConversationAnswer:
 
 
 def conversation_prepare(
-    *, user, question: str, conversation_id: uuid.UUID | None = None
+    *, user: User, question: str, conversation_id: uuid.UUID | None = None
 ) -> PreparedTurn:
     """The next turn of the caller's conversation (a new one without an id).
 
@@ -76,7 +80,7 @@ def conversation_prepare(
 
 def conversation_answer(
     *,
-    user,
+    user: User,
     turn: PreparedTurn,
     knowledge_base_ids: list[str] | None = None,
     provider: ChatProvider | None = None,
@@ -94,7 +98,7 @@ def conversation_answer(
 
 def conversation_chat(
     *,
-    user,
+    user: User,
     question: str,
     conversation_id: uuid.UUID | None = None,
     knowledge_base_ids: list[str] | None = None,
@@ -111,7 +115,7 @@ def conversation_chat(
     )
 
 
-def _store_turn(*, user, turn: PreparedTurn, answer: Answer) -> int:
+def _store_turn(*, user: User, turn: PreparedTurn, answer: Answer) -> int:
     """Write the turn and drop what exceeds the history bound, in one transaction.
 
     The ordinal comes from the conversation's counter, moved by one conditional
@@ -157,7 +161,7 @@ def _store_turn(*, user, turn: PreparedTurn, answer: Answer) -> int:
     return ordinal
 
 
-def conversation_delete(*, user, conversation_id: uuid.UUID) -> None:
+def conversation_delete(*, user: User, conversation_id: uuid.UUID) -> None:
     """Delete the caller's conversation with its turns; `NotFound` otherwise."""
     deleted, _ = Conversation.objects.owned_by(user).filter(pk=conversation_id).delete()
     if not deleted:
