@@ -28,10 +28,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from answers import chat
+from answers.followups import resolve_follow_up
+from answers.types import Answer, ChatProvider
 from core.errors import NotFound, ValidationFailed
-from retrieval.answers import chat
-from retrieval.answers.followups import resolve_follow_up
-from retrieval.answers.types import Answer, ChatProvider
 
 from . import selectors
 from .models import Conversation, ConversationTurn, ConversationTurnSource

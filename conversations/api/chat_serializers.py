@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from retrieval.answers.types import Confidence, Operation, RefusalReason
+from answers.types import Confidence, Operation, RefusalReason
 
 
 class UUIDStringField(serializers.UUIDField):

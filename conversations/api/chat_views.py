@@ -23,11 +23,11 @@ from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
+from answers import chat
 from conversations import services
 from core.errors import DomainError
 from core.openapi import error_responses
 from core.throttling import Slot, SlotHeldStream, Slots
-from retrieval.answers import chat as answers
 from retrieval.errors import TooManyStreams
 from retrieval.metrics import CHAT_SECONDS
 
@@ -113,7 +113,7 @@ class ChatStreamView(APIView):
             question=data["question"],
             conversation_id=data.get("conversation_id"),
         )
-        scope = answers.chat_scope(request.user, data.get("knowledge_base_ids"))
+        scope = chat.chat_scope(request.user, data.get("knowledge_base_ids"))
         slot = _stream_slot(request.user)
         try:
             response = StreamingHttpResponse(

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from documents.models import Role
-from tests.retrieval.chat_samples import TRAVEL, leave
+from tests.answers.chat_samples import TRAVEL, leave
 
 pytestmark = pytest.mark.django_db
 

@@ -14,14 +14,14 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
+from answers import chat
+from answers.types import Answer
 from conversations import services
 from conversations.models import Conversation, ConversationTurn
 from documents.models import Membership, Role
-from retrieval.answers import chat
-from retrieval.answers.types import Answer
+from tests.answers.chat_samples import LEVELS, LEVELS_ZH, TRAVEL, leave
 from tests.conversations.test_chat_stream import events, stream
 from tests.factories import ConversationFactory, ConversationTurnFactory, UserFactory
-from tests.retrieval.chat_samples import LEVELS, LEVELS_ZH, TRAVEL, leave
 
 pytestmark = pytest.mark.django_db
 
