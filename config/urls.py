@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/", include("ingestion.api.urls")),
     path("api/", include("retrieval.api.urls")),
     path("api/", include("conversations.api.urls")),
+    path("api/", include("review.api.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("web.urls")),
 ]

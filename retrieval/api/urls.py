@@ -8,11 +8,6 @@ urlpatterns = [
         views.DocumentChunkListView.as_view(),
         name="document-chunks",
     ),
-    path(
-        "documents/<uuid:document_id>/changes",
-        views.DocumentChangesView.as_view(),
-        name="document-changes",
-    ),
     path("search", views.SearchView.as_view(), name="search"),
     path("retrieval/debug", views.RetrievalDebugView.as_view(), name="retrieval-debug"),
 ]

@@ -17,8 +17,8 @@ from django.db.models import OuterRef, QuerySet, Subquery
 
 from documents import selectors as document_selectors
 from documents.models import Document, DocumentStatus
+from retrieval.models import Chunk
 
-from .models import Chunk
 from .passage_diff import (
     Passage,
     PassageChange,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval import changes
 from retrieval.models import Chunk
+from review import changes
 
 pytestmark = pytest.mark.django_db
 

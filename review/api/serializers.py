@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from retrieval.changes import Comparison
-from retrieval.passage_diff import ChangeKind
+from review.changes import Comparison
+from review.passage_diff import ChangeKind
 
 
 class PassageSerializer(serializers.Serializer):

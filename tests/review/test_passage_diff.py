@@ -6,7 +6,7 @@ import time
 
 from ingestion.blocks import Block
 from ingestion.chunking import chunk_blocks
-from retrieval.passage_diff import (
+from review.passage_diff import (
     Passage,
     Segment,
     StoredChunk,
