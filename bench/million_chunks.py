@@ -195,7 +195,7 @@ def latencies(user, questions: list[str], profile: str) -> list[float]:
 
 
 def chat_latencies(user, questions: list[str]) -> list[float]:
-    from retrieval.answers.chat import chat_answer
+    from answers.chat import chat_answer
 
     return [timed_ms(lambda q=q: chat_answer(user=user, question=q)) for q in questions]
 

@@ -2,7 +2,7 @@
 
 Passages are built from the demo documents' sentences (English and Chinese), four
 random sentences each, numbered so that every passage is distinct. Measured, with
-`retrieval.passage_diff.diff_passages` alone (no database):
+`review.passage_diff.diff_passages` alone (no database):
 
 - *typical*: a new version with 25 passages edited and 5 inserted;
 - *rewrite*: two unrelated versions, so every passage is a pairing candidate (the
@@ -24,7 +24,7 @@ from common import REPO, markdown_table, median, write_section
 
 sys.path.insert(0, str(REPO))
 
-from retrieval.passage_diff import Passage, diff_passages
+from review.passage_diff import Passage, diff_passages
 
 DEMO = REPO / "workbench" / "demo"
 PASSAGES = 5000
@@ -95,7 +95,7 @@ def main() -> None:
             "passage-diff",
             "Passage diff for reviewers",
             "`python bench/passage_diff.py`: `diff_passages` alone on 5,000 passages "
-            "a side (the cap of `retrieval/changes.py`), each four random sentences "
+            "a side (the cap of `review/changes.py`), each four random sentences "
             "of the demo documents; *typical* edits a word in 25 passages and "
             "inserts 5, *rewrite* compares two unrelated versions, where every "
             "passage is a pairing candidate (the sentence pool is small, so some "

@@ -266,7 +266,7 @@ def main() -> None:
             rows.append([size, profile, median(samples), percentile(samples, 0.95)])
         scale.append([size, *(p50s[p] for p in PROFILES)])
         try:
-            from retrieval.answers.chat import chat_answer
+            from answers.chat import chat_answer
 
             samples = []
             for question in questions[:30]:

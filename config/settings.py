@@ -71,6 +71,9 @@ INSTALLED_APPS = [
     "documents",
     "ingestion",
     "retrieval",
+    # The answerer, then chat as conversations over it (docs/architecture.md, Layers).
+    "answers",
+    "conversations",
     # Above the apps: what combines them (docs/architecture.md, Layers).
     "review",
     "workbench",
@@ -533,15 +536,15 @@ SEARCH_APPEND_SHARE = env.float("SEARCH_APPEND_SHARE", default=0.1)
 CHAT_PROVIDER = env("CHAT_PROVIDER", default="extractive")
 # The chat providers `CHAT_PROVIDER` may name: each a class with `from_settings()`.
 CHAT_PROVIDERS = {
-    "extractive": "retrieval.answers.extractive.ExtractiveChat",
-    "openai-compatible": "retrieval.answers.llm.OpenAICompatibleChat",
+    "extractive": "answers.extractive.ExtractiveChat",
+    "openai-compatible": "answers.llm.OpenAICompatibleChat",
 }
 # Least score of a unit of its own (0-2, docs/answer-quality.md) an extractive claim
 # needs; refusals are decided by coverage, not by this floor.
 CHAT_MIN_EVIDENCE_SCORE = env.float("CHAT_MIN_EVIDENCE_SCORE", default=0.3)
 # The model of meaning the extractive answerer compares its best sentences with
 # (one of EMBEDDING_PROVIDERS; empty: words alone): it decides confidence, and
-# answers a paraphrase at low confidence (retrieval/answers/meaning.py).
+# answers a paraphrase at low confidence (retrieval/meaning.py).
 CHAT_MEANING_PROVIDER = env("CHAT_MEANING_PROVIDER", default="e5-small")
 # Turns a conversation keeps; storing one more deletes the oldest.
 CHAT_CONVERSATION_MAX_TURNS = env.int("CHAT_CONVERSATION_MAX_TURNS", default=50)

@@ -19,6 +19,8 @@ urlpatterns = [
     path("api/", include("documents.api.urls")),
     path("api/", include("ingestion.api.urls")),
     path("api/", include("retrieval.api.urls")),
+    path("api/", include("conversations.api.urls")),
+    path("api/", include("review.api.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("web.urls")),
 ]

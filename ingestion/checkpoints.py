@@ -10,7 +10,7 @@
               or is killed while embedding goes on from its next batch
 
 Sentence vectors need nothing here: they are stored by digest as they are made
-(`retrieval.answers.meaning`). Each key names what produced the output
+(`retrieval.meaning`). Each key names what produced the output
 (`parser_version`, `ocr_version`, the embedder's name), so a new deployment or
 setting never reads an older one's; storage, checks and deletion are in
 `artifacts.py`.

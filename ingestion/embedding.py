@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from retrieval.answers.evidence import sentence_texts
 from retrieval.errors import ProviderUnavailable
+from retrieval.sentences import sentence_texts
 
 from .checkpoints import Checkpoints
 from .models import ErrorCode, TaskStage
@@ -72,7 +72,7 @@ def embed_sentences(
     turn_over: Callable[[], None],
 ) -> None:
     """The vectors of the chunks' sentences that the model of meaning has not
-    stored yet (`retrieval.answers.meaning`): made here, so that no question
+    stored yet (`retrieval.meaning`): made here, so that no question
     waits for them. Progress counts sentences."""
     if meaning is None or not chunks:
         return

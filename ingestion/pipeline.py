@@ -30,8 +30,8 @@ from django.db import DatabaseError
 
 from documents.kinds import FILE_KINDS
 from documents.models import Document
-from retrieval.answers.meaning import get_meaning
 from retrieval.embeddings import get_embedder
+from retrieval.meaning import get_meaning
 from retrieval.services import chunk_rows
 
 from . import claims

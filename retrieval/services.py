@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from documents.models import Document, KnowledgeBase
 
-from .answers.evidence import sentence_texts
-from .answers.meaning import get_meaning
 from .embeddings import EmbedderUnavailable, get_embedder, to_bytes
+from .meaning import get_meaning
 from .models import Chunk
+from .sentences import sentence_texts
 from .terms import TOKENIZER, ChunkTerms, chunk_terms
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from itertools import pairwise
 
 from core.text import CJK_LETTERS, GROUPED_NUMBER
 
-from .answers.lexicon import en
 from .chinese import to_simplified
+from .lexicon import en
 
 # A version number's dots stay in one term ("1.2.3").
 _NUMBER = rf"{GROUPED_NUMBER}|\d+(?:\.\d+)*"

@@ -22,7 +22,8 @@ from documents.downloads import original_file_response
 from documents.models import Document, DocumentStatus
 from ingestion.models import IngestionTask
 from ingestion.progress import failure_html, progress_html
-from retrieval import changes
+
+from . import changes
 
 
 class IngestionTaskInline(admin.TabularInline):

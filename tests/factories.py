@@ -135,7 +135,7 @@ class IngestionTaskFactory(factory.django.DjangoModelFactory):
 
 class ConversationFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = "retrieval.Conversation"
+        model = "conversations.Conversation"
 
     owner = factory.SubFactory(UserFactory)
     title = "How many days of annual leave do I get?"
@@ -143,7 +143,7 @@ class ConversationFactory(factory.django.DjangoModelFactory):
 
 class ConversationTurnFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = "retrieval.ConversationTurn"
+        model = "conversations.ConversationTurn"
 
     conversation = factory.SubFactory(ConversationFactory)
     ordinal = factory.Sequence(lambda n: n + 1)

@@ -1,5 +1,5 @@
 """Answers to check: what askers marked not helpful, for the reviewers of the
-knowledge bases the answers cite (`retrieval.selectors.answers_to_check_for`)."""
+knowledge bases the answers cite (`conversations.selectors.answers_to_check_for`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views import View
 
+from conversations.selectors import answers_to_check_for
 from documents.models import Role
 from documents.selectors import knowledge_base_ids_for
-from retrieval.selectors import answers_to_check_for
 
 PER_PAGE = 25
 # The answer's "[S1]" markers, shown as the numbers of the sources listed below it.

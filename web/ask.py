@@ -15,10 +15,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
+from conversations import selectors, services
+from conversations.models import HiddenReason
 from core.errors import NotFound
 from documents.selectors import knowledge_bases_for
-from retrieval import conversations, selectors
-from retrieval.models import HiddenReason
 
 # The side list shows the newest ones; older ones stay in the API's pages.
 CONVERSATIONS_LISTED = 50
@@ -119,7 +119,7 @@ class ConversationListView(LoginRequiredMixin, View):
 class ConversationDeleteView(LoginRequiredMixin, View):
     def post(self, request: HttpRequest, conversation_id: uuid.UUID) -> HttpResponse:
         try:
-            conversations.conversation_delete(
+            services.conversation_delete(
                 user=request.user, conversation_id=conversation_id
             )
         except NotFound:

@@ -24,8 +24,7 @@ from core.errors import (
 from documents import selectors as document_selectors
 from documents import services
 from documents.models import Document, DocumentStatus, Role
-from retrieval import changes
-from review import selectors
+from review import changes, selectors
 
 from .review_document import MAX_GROUPS, STATUS_LABELS, original_groups
 

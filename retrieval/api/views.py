@@ -11,10 +11,9 @@ from core.openapi import error_responses
 from core.pagination import StandardPagination
 from documents import selectors as document_selectors
 from documents.models import Role
-from retrieval import changes, search
+from retrieval import search
 from retrieval.metrics import SEARCH_SECONDS
 
-from .change_serializers import DocumentChangesSerializer
 from .serializers import (
     ChunkSerializer,
     DebugRequestSerializer,
@@ -35,16 +34,6 @@ class DocumentChunkListView(APIView):
         paginator = StandardPagination()
         page = paginator.paginate_queryset(chunks, request, view=self)
         return paginator.get_paginated_response(ChunkSerializer(page, many=True).data)
-
-
-class DocumentChangesView(APIView):
-    @extend_schema(
-        responses={200: DocumentChangesSerializer, **error_responses(401, 404)},
-        summary="What this version changes against its family's published version",
-    )
-    def get(self, request, document_id):
-        result = changes.document_changes_for(request.user, document_id)
-        return Response(DocumentChangesSerializer(result).data)
 
 
 class SearchView(APIView):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from retrieval import changes
-from review import selectors
+from review import changes, selectors
 
 register = template.Library()
 

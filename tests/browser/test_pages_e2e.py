@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conversations.models import Conversation
 from documents.models import Document, DocumentStatus, Role
-from retrieval.models import Conversation
 from tests.conftest import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")

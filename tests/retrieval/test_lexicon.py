@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from retrieval.answers.lexicon import WIDE_YEAR_DIGITS, YEAR, en, idf, zh
+from retrieval.lexicon import WIDE_YEAR_DIGITS, YEAR, en, idf, zh
 
 
 def test_a_year_is_1900_to_2099_standing_alone():

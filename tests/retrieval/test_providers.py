@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from answers.llm import parse_claims
+from answers.types import Calculation, Claim, Operand, Operation
 from ingestion import services as ingestion_services
 from ingestion.models import IngestionTask
 from ingestion.worker import Worker
-from retrieval.answers.llm import parse_claims
-from retrieval.answers.types import Calculation, Claim, Operand, Operation
 from retrieval.embeddings import get_embedder
 from retrieval.errors import ProviderUnavailable
 from retrieval.models import Chunk
 from retrieval.openai_client import OpenAICompatibleClient
 from retrieval.openai_embeddings import OpenAICompatibleEmbedder
+from tests.answers.chat_samples import TRAVEL, leave
 from tests.factories import DocumentFactory
-from tests.retrieval.chat_samples import TRAVEL, leave
 from tests.retrieval.stub_provider import sources_in
 
 pytestmark = pytest.mark.django_db

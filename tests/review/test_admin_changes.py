@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from documents.models import Role
-from retrieval import changes
 from retrieval.models import Chunk
+from review import changes
 from tests.factories import DocumentFactory, UserFactory, chunks_of
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from conversations.feedback import answer_feedback_create
 from documents.models import Role
-from retrieval.feedback import answer_feedback_create
 from tests.factories import DocumentFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import json
 import pytest
 from django.test import Client
 
+from conversations.models import Conversation, ConversationTurnSource
 from documents.models import Role
-from retrieval.models import Conversation, ConversationTurnSource
 from tests.factories import (
     ChunkFactory,
     ConversationFactory,

@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import IO
 
-from retrieval.answers.chat import chat_answer
-from retrieval.answers.providers import get_chat_provider
-from retrieval.answers.types import Answer
-from retrieval.conversations import conversation_chat
+from answers.chat import chat_answer
+from answers.providers import get_chat_provider
+from answers.types import Answer
+from conversations.services import conversation_chat
 
 from .datasets import Dataset, EvalQuestion
 from .matching import answer_hit, contains

@@ -6,9 +6,9 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
+from answers import rules
+from answers.providers import provider_names
 from core.arguments import positive_int
-from retrieval.answers import rules
-from retrieval.answers.providers import provider_names
 from workbench.evaluation.answer_quality import AnswerEvaluator
 from workbench.evaluation.datasets import FORMATS, DatasetError, load_dataset
 from workbench.evaluation.scratch import EvaluationError
@@ -65,7 +65,7 @@ class Command(BaseCommand):
             default=[],
             metavar="RULE",
             help="Switch off this rule of the extractive answerer (its name in "
-            "retrieval/answers/rules.py) to measure what it is worth; repeatable.",
+            "answers/rules.py) to measure what it is worth; repeatable.",
         )
         parser.add_argument(
             "--keep",
