@@ -27,6 +27,11 @@ def current():
     return snapshot_cache.snapshots(["kb-company"])[0]
 
 
+def entry():
+    """What the cache knows about the current snapshot (where it is stored)."""
+    return snapshot_cache.entry("kb-company")
+
+
 def indexed(timeout: float = 10):
     """The current snapshot once its approximate index is handed over: a build
     of an older version still running when the version moved on is waited

@@ -99,7 +99,7 @@ def test_a_publish_is_answered_before_its_files_are_written(
     assert stored_versions(shared) == first
     copy = snapshot_cache.snapshots(["kb-company"])[0]
     assert not isinstance(copy.matrix, np.memmap)
-    assert copy.awaiting
+    assert snapshot_cache.entry("kb-company").awaiting
     written.set()
     snapshot_cache.wait_for_saves()
     mapped = snapshot_cache.snapshots(["kb-company"])[0]
@@ -198,7 +198,7 @@ def test_a_version_that_cannot_be_written_is_searched_from_memory(
     snapshot_cache.wait_for_saves()
     assert again[0].document_id == hotel.pk
     assert len(attempts) == 1  # not written again at every query
-    assert not snapshot_cache.snapshots(["kb-company"])[0].awaiting
+    assert not snapshot_cache.entry("kb-company").awaiting
 
 
 MAPPED = """
@@ -286,7 +286,7 @@ def test_a_shared_version_is_stored_as_its_appended_rows(
     ingest(knowledge_base, TRAIN, filename="train.md")
     appended = current()
 
-    assert not appended.awaiting  # stored before the query was answered
+    assert not snapshot_cache.entry("kb-company").awaiting  # stored before answering
     versions = stored_versions(shared)
     assert len(versions) == 2
     [delta] = [name for name in versions if name != base_name]

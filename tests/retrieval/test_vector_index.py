@@ -328,9 +328,9 @@ HOLD_INDEX_LOCK = """
 import sys, time
 from pathlib import Path
 from retrieval.search_backends.snapshots import files
-with files.index_lock(Path(sys.argv[1]), "kb-company") as ours:
-    print("held" if ours else "not held", flush=True)
-    time.sleep(120)
+held = files.lock(Path(sys.argv[1]), "kb-company", "index", wait=False)
+print("held" if held else "not held", flush=True)
+time.sleep(120)
 """
 
 

@@ -1,40 +1,24 @@
-"""Per-process, per-knowledge-base search snapshots of the published chunks.
-
-A snapshot holds, for one knowledge base, the rows needed to score every published
-chunk without touching the database: the embedding matrix (float32) and a BM25
-inverted index (postings sorted by term). It is tied to the knowledge base's
-`index_version`, which grows on every publish and archive; each query reads the
-current versions (one small query) and refreshes stale snapshots first, so a publish
-in any process is visible to every process on its next query.
-
-Refreshing is incremental (`refresh`): only chunks of newly published documents
-are read, and appended to the snapshot, until the rows appended and left out pass
-`SEARCH_APPEND_SHARE`; then it is built in one piece again. Nothing is tokenized
-here: each chunk's terms and vector were made at ingestion and are read as arrays
-(`retrieval.terms`); only chunks made by another tokenizer are tokenized again,
-until `reindex_chunks` rewrites them. Only published chunks ever enter a
-snapshot, so visibility is decided before anything is scored.
-
-With `SEARCH_SNAPSHOT_DIR` set, the processes of a host share each version of a
-snapshot as memory-mapped files (`files`): one of them builds it, all of
-them map it. A version brought up to date by appending is stored as its
-appended rows beside the base's files, before the query is answered (they are
-few); past the share, the process that stored it builds the same version whole
-in the background (`compactions`), and the next publish appends to that. A
-version built in one piece in a query is written whole: the process that writes
-it does not make its query wait for the files, it answers from its own copy
-while a thread writes them (`saves`).
-
-Past `SEARCH_ANN_MIN_CHUNKS` a refresh carries the approximate vector index of
-the old snapshot; building one is `index_builds`' job, in the background.
+"""Per-process, per-knowledge-base search snapshots of the published chunks, kept
+current with each knowledge base's `index_version`: a query reads the versions
+(one small query) and refreshes what moved first, so a publish in any process is
+seen by every process on its next query. A refresh appends the newly published
+rows until SEARCH_APPEND_SHARE, then builds in one piece (`refresh`). With
+SEARCH_SNAPSHOT_DIR the processes of a host share each version as mapped files
+(`files`); writing them, building an appended version whole (`compactions`) and
+building approximate indexes (`index_builds`) run in the background. The
+threads, locks and invariants: docs/architecture/search.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import logging
 import threading
+import time
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -45,13 +29,32 @@ from documents.models import Document, DocumentStatus, KnowledgeBase
 from retrieval.embeddings import get_embedder
 from retrieval.terms import TOKENIZER
 
-from . import files, refresh, vector_index
-from .compactions import Compactions
-from .index_builds import IndexBuilds, wants_index
-from .saves import SnapshotSaves
+from . import compactions, files, index_builds, refresh, vector_index
+from .background import Background
+from .index_builds import wants_index
 from .snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Entry:
+    """What the cache keeps for a knowledge base: its snapshot of the current
+    version and what it knows about it. Changed under the guard only; a new
+    version is a new entry."""
+
+    snapshot: Snapshot
+    # The stored version it was read from or written as ("": not stored).
+    stored_as: str = ""
+    # The stored version being written for it in the background ("": none).
+    awaiting: str = ""
+    # When to look again whether the host stored an approximate index.
+    next_index_look: float = 0.0
+
+
+def _shared_root() -> Path | None:
+    directory = settings.SEARCH_SNAPSHOT_DIR
+    return Path(directory) if directory else None
 
 
 def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
@@ -70,7 +73,10 @@ def _next(
     within SEARCH_APPEND_SHARE, else built in one piece (anew when it cannot
     be brought up to date)."""
     if not _refreshable(snapshot):
-        empty = refresh.empty_snapshot(knowledge_base_id, -1, get_embedder().dimension)
+        dimension = get_embedder().dimension
+        empty = Snapshot(
+            knowledge_base_id, -1, dimension, np.zeros((0, dimension), np.float32)
+        )
         return _refreshed(empty, version)
     if not append:
         return _refreshed(snapshot, version)
@@ -80,9 +86,13 @@ def _next(
     return refresh.rebuilt(snapshot, version, changes)
 
 
-def _shared_root() -> Path | None:
-    directory = settings.SEARCH_SNAPSHOT_DIR
-    return Path(directory) if directory else None
+def _refreshable(snapshot: Snapshot | None) -> bool:
+    """Whether `_next` brings `snapshot` up to date rather than building anew."""
+    return (
+        snapshot is not None
+        and not snapshot.stale
+        and snapshot.dimension == get_embedder().dimension
+    )
 
 
 def _fingerprint(knowledge_base_id: str) -> str:
@@ -102,50 +112,37 @@ def _fingerprint(knowledge_base_id: str) -> str:
     return f"{count}-{digest}"
 
 
-def _refreshable(snapshot: Snapshot | None) -> bool:
-    """Whether `_next` brings `snapshot` up to date rather than building anew."""
-    return (
-        snapshot is not None
-        and not snapshot.stale
-        and snapshot.dimension == get_embedder().dimension
-    )
-
-
-def _built_and_stored(
-    root: Path,
-    snapshot: Snapshot | None,
-    knowledge_base_id: str,
-    version: int,
-    name: str,
-) -> Snapshot:
-    """The stored version `name`, mapped; built and stored by this process
-    unless another process of the host does it first (this one waits for it)."""
-    with files.build_lock(root, knowledge_base_id):
-        stored = files.load(root, knowledge_base_id, name, snapshot)
-        if stored is not None:
-            return stored
-        built = _next(snapshot, knowledge_base_id, version, append=False)
-        if built.stale:
-            return built  # rebuilt at every version until reindexed: not shared
-        folder = files.folder(root, knowledge_base_id)
-        ann_file = (
-            vector_index.store(built.approximate, folder) if built.approximate else ""
-        )
-        files.save(root, knowledge_base_id, name, built, ann_file)
-        files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
-        return files.load(root, knowledge_base_id, name) or built
-
-
 class SnapshotCache:
     """The snapshots of this process, refreshed when their index version moves."""
 
     def __init__(self) -> None:
-        self._snapshots: dict[str, Snapshot] = {}
-        self._locks: dict[str, threading.Lock] = {}
+        self._entries: dict[str, Entry] = {}
         self._guard = threading.Lock()
-        self._index_builds = IndexBuilds(self._hand_over)
-        self._saves = SnapshotSaves()
-        self._compactions = Compactions(self._compacted)
+        self._process_locks: dict[str, threading.Lock] = {}
+        self._background = Background()
+
+    # The lock order. Locks that wait are taken through `_locked` only, in this
+    # order: this process's lock of a knowledge base (one refresh at a time),
+    # then the host's build lock of it (`files.lock`: one process of the host
+    # writes its versions). `_guard` (the entries, the process locks) is held
+    # to read or change one, never while waiting for another lock. The host's
+    # index and compaction locks are only tried, never waited for.
+    @contextlib.contextmanager
+    def _locked(
+        self, knowledge_base_id: str, *, process: bool = True, root: Path | None = None
+    ) -> Iterator[None]:
+        """This process's lock of the knowledge base (`process` off: its caller
+        holds it, or must not wait for it), then with `root` the host's."""
+        with contextlib.ExitStack() as held:
+            if process:
+                with self._guard:
+                    lock = self._process_locks.setdefault(
+                        knowledge_base_id, threading.Lock()
+                    )
+                held.enter_context(lock)
+            if root is not None:
+                held.enter_context(files.lock(root, knowledge_base_id))
+            yield
 
     def snapshots(self, knowledge_base_ids: list[str]) -> list[Snapshot]:
         versions = dict(
@@ -157,74 +154,48 @@ class SnapshotCache:
             self._current(kb_id, version) for kb_id, version in sorted(versions.items())
         ]
 
+    def entry(self, knowledge_base_id: str) -> Entry | None:
+        with self._guard:
+            return self._entries.get(knowledge_base_id)
+
     def _current(self, knowledge_base_id: str, version: int) -> Snapshot:
-        snapshot = self._snapshots.get(knowledge_base_id)
-        if snapshot is None or snapshot.version != version:
-            with self._lock(knowledge_base_id):
-                snapshot = self._snapshots.get(knowledge_base_id)
-                if snapshot is None or snapshot.version != version:
-                    snapshot = self._load(snapshot, knowledge_base_id, version)
+        entry = self._entries.get(knowledge_base_id)
+        if entry is None or entry.snapshot.version != version:
+            with self._locked(knowledge_base_id):
+                entry = self._entries.get(knowledge_base_id)
+                if entry is None or entry.snapshot.version != version:
+                    entry = self._load(entry, knowledge_base_id, version)
                     with self._guard:
-                        # A copy being written was put in place by `_shared`,
-                        # and may have been replaced by its files already.
-                        put = self._snapshots.get(knowledge_base_id)
-                        if put is not None and put.version == version:
-                            snapshot = put
+                        # Put in place already by `_shared`, and maybe
+                        # replaced by its files since.
+                        put = self._entries.get(knowledge_base_id)
+                        if put is not None and put.snapshot.version == version:
+                            entry = put
                         else:
-                            self._snapshots[knowledge_base_id] = snapshot
-                    self._index_builds.look_again(knowledge_base_id)
-        if wants_index(snapshot):
-            snapshot = self._index_builds.wanted(snapshot, _shared_root())
-        return snapshot
+                            self._entries[knowledge_base_id] = entry
+        if wants_index(entry.snapshot):
+            return self._with_index(entry)
+        return entry.snapshot
 
-    def _lock(self, knowledge_base_id: str) -> threading.Lock:
+    def _put(self, entry: Entry) -> Entry:
         with self._guard:
-            return self._locks.setdefault(knowledge_base_id, threading.Lock())
+            self._entries[entry.snapshot.knowledge_base_id] = entry
+        return entry
 
-    def _hand_over(
-        self,
-        knowledge_base_id: str,
-        chunk_ids: np.ndarray,
-        approximate: vector_index.Approximate,
-    ) -> Snapshot | None:
-        """Give an index whose key k stands for the chunk `chunk_ids[k]` to the
-        knowledge base's current snapshot, its keys mapped to that snapshot's rows."""
-        with self._lock(knowledge_base_id):
-            while True:
-                current = self._snapshots.get(knowledge_base_id)
-                if current is None:
-                    return None  # discarded meanwhile
-                new_row = vector_index.row_map(chunk_ids, current.chunk_ids)
-                given = dataclasses.replace(
-                    current,
-                    approximate=vector_index.carried(
-                        approximate, new_row, current.size, current.removed
-                    ),
-                )
-                if self._replaced(knowledge_base_id, current, given):
-                    return given
-
-    def _replaced(self, knowledge_base_id: str, old: Snapshot, new: Snapshot) -> bool:
-        """Put `new` in place of `old`, unless another snapshot took its place
-        meanwhile (the writes of `saves` do not take `_lock`: they may
-        end while a query holds it, waiting for their build lock)."""
+    def _swap(self, entry: Entry, old: Snapshot, new: Snapshot, **fields) -> bool:
+        """Put `new` in place of `old` in `entry` (with `fields`), unless another
+        snapshot took its place meanwhile, or `entry` is no longer current."""
         with self._guard:
-            if self._snapshots.get(knowledge_base_id) is not old:
+            current = self._entries.get(old.knowledge_base_id)
+            if current is not entry or entry.snapshot is not old:
                 return False
-            self._snapshots[knowledge_base_id] = new
+            entry.snapshot = new
+            for name, value in fields.items():
+                setattr(entry, name, value)
             return True
 
-    def building_indexes(self) -> bool:
-        """Whether an approximate index is being built in the background."""
-        return self._index_builds.building()
-
-    def wait_for_index_builds(self, timeout: float | None = None) -> None:
-        """Until the approximate indexes being built are handed over."""
-        self._index_builds.wait(timeout)
-
-    def _load(
-        self, snapshot: Snapshot | None, knowledge_base_id: str, version: int
-    ) -> Snapshot:
+    def _load(self, entry: Entry | None, knowledge_base_id: str, version: int) -> Entry:
+        snapshot = entry.snapshot if entry is not None else None
         root = _shared_root()
         if root is not None:
             try:
@@ -236,7 +207,7 @@ class SnapshotCache:
                     root,
                     type(error).__name__,
                 )
-        return _next(snapshot, knowledge_base_id, version)
+        return Entry(_next(snapshot, knowledge_base_id, version))
 
     def _shared(
         self,
@@ -244,60 +215,103 @@ class SnapshotCache:
         snapshot: Snapshot | None,
         knowledge_base_id: str,
         version: int,
-    ) -> Snapshot:
-        """The host's stored snapshot of this version, mapped. The process that
-        writes it, when it has a snapshot to bring up to date, answers from that
-        copy at once and writes the files in the background; the others wait for
-        the files and map them."""
+    ) -> Entry:
+        """The host's stored snapshot of this version, mapped. A process that
+        has a snapshot to bring up to date answers from its copy at once and
+        writes the files in the background; the others wait for the files."""
         name = files.version_name(version, _fingerprint(knowledge_base_id))
         stored = files.load(root, knowledge_base_id, name, snapshot)
         if stored is not None:
-            return stored
+            return Entry(stored, stored_as=name)
         if not _refreshable(snapshot):
-            return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
-        if snapshot.base_name and not self._saves.writing(knowledge_base_id):
+            return self._built_and_stored(
+                root, snapshot, knowledge_base_id, version, name
+            )
+        saving = self._background.running("save", knowledge_base_id)
+        if snapshot.base_name and not saving:
             appended = self._appended_and_stored(root, snapshot, version, name)
             if appended is not None:
                 return appended
-        if self._saves.writing(knowledge_base_id):
-            # This process writes an older version: this one is written next.
-            refreshed = _next(snapshot, knowledge_base_id, version, append=False)
-            refreshed.awaiting = "" if refreshed.stale else name
-            self._put(refreshed)
-            if refreshed.stale or self._saves.queue(refreshed, self._saved):
-                return refreshed
-            snapshot = refreshed  # that write ended meanwhile
-        held = files.try_build_lock(root, knowledge_base_id)
-        if held is None:
-            return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
-        try:
+        if not saving:  # another process of the host writing it is waited for
+            held = files.lock(root, knowledge_base_id, wait=False)  # tried only
+            if held is None:
+                return self._built_and_stored(
+                    root, snapshot, knowledge_base_id, version, name
+                )
+            held.close()
+        refreshed = _next(snapshot, knowledge_base_id, version, append=False)
+        if refreshed.stale:
+            return Entry(refreshed)  # not to be shared until reindexed
+        entry = self._put(Entry(refreshed, awaiting=name))  # before its write ends
+        # After the write of an older version under way, if any.
+        self._background.start(
+            ("save", knowledge_base_id), partial(self._save, root, entry), queue=True
+        )
+        return entry
+
+    def _built_and_stored(
+        self,
+        root: Path,
+        snapshot: Snapshot | None,
+        knowledge_base_id: str,
+        version: int,
+        name: str,
+    ) -> Entry:
+        """The stored version `name`, mapped; built and stored by this process
+        unless another process of the host does it first (this one waits)."""
+        with self._locked(knowledge_base_id, process=False, root=root):
             stored = files.load(root, knowledge_base_id, name, snapshot)
-            refreshed = stored or _next(
-                snapshot, knowledge_base_id, version, append=False
+            if stored is not None:
+                return Entry(stored, stored_as=name)
+            built = _next(snapshot, knowledge_base_id, version, append=False)
+            if built.stale:
+                return Entry(built)  # rebuilt at every version until reindexed
+            files.store(root, knowledge_base_id, name, built)
+            stored = files.load(root, knowledge_base_id, name)
+            return Entry(stored, stored_as=name) if stored else Entry(built)
+
+    def _save(self, root: Path, entry: Entry) -> None:
+        """Write the version `entry` awaits, then put its mapped files in place
+        of the copy (its memory goes); when they cannot be written, the copy
+        stays, no longer awaiting."""
+        private, name = entry.snapshot, entry.awaiting
+        knowledge_base_id = private.knowledge_base_id
+        try:
+            with self._locked(knowledge_base_id, process=False, root=root):
+                files.store(root, knowledge_base_id, name, private)
+                stored = files.load(root, knowledge_base_id, name)
+        except OSError as error:  # disk full, folder gone: the copy serves
+            logger.warning(
+                "search snapshot %s of knowledge base %s not stored in %s (%s)",
+                name,
+                knowledge_base_id,
+                root,
+                type(error).__name__,
             )
-        except BaseException:
-            held.release()
-            raise
-        if stored is not None or refreshed.stale:
-            held.release()
-            return refreshed  # stored meanwhile; or not to be shared until reindexed
-        refreshed.awaiting = name
-        self._put(refreshed)  # before its write can end
-        self._saves.start(held, root, refreshed, self._saved)
-        return refreshed
+            stored = None
+        # An index handed over during the write is newer than the stored one.
+        while self.entry(knowledge_base_id) is entry:
+            current = entry.snapshot
+            mapped = stored or current
+            newer = current.approximate is not private.approximate
+            if stored and current.approximate and (newer or not stored.approximate):
+                mapped = _with_index(stored, current.chunk_ids, current.approximate)
+            stored_as = name if stored else ""
+            if self._swap(entry, current, mapped, awaiting="", stored_as=stored_as):
+                return
 
     def _appended_and_stored(
         self, root: Path, snapshot: Snapshot, version: int, name: str
-    ) -> Snapshot | None:
+    ) -> Entry | None:
         """`snapshot` brought to `version` by appending, its appended rows
         stored as `name` (a few rows: written before answering); None when it is
         to be built whole now (far past SEARCH_APPEND_SHARE, or its base's files
         gone). Past the share it is built whole in the background."""
         knowledge_base_id = snapshot.knowledge_base_id
-        with files.build_lock(root, knowledge_base_id):
+        with self._locked(knowledge_base_id, process=False, root=root):
             stored = files.load(root, knowledge_base_id, name, snapshot)
             if stored is not None:
-                return stored
+                return Entry(stored, stored_as=name)
             snapshot = self._rebased(root, snapshot, version)
             if not files.stored(root, knowledge_base_id, snapshot.base_name):
                 return None
@@ -306,17 +320,16 @@ class SnapshotCache:
                 return None
             appended = refresh.appended(snapshot, version, changes)
             if appended.stale:
-                return appended  # not to be shared until reindexed
-            folder = files.folder(root, knowledge_base_id)
-            approximate = appended.approximate
-            ann_file = vector_index.store(approximate, folder) if approximate else ""
-            files.save(root, knowledge_base_id, name, appended, ann_file)
-            files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
-            appended.stored_as = name
+                return Entry(appended)  # not to be shared until reindexed
+            files.store(root, knowledge_base_id, name, appended)
+        entry = Entry(appended, stored_as=name)
         if refresh.past_share(appended):
-            self._put(appended)  # before the compaction can hand over
-            self._compactions.start(root, appended)
-        return appended
+            self._put(entry)  # before the compaction can put the whole one
+            self._background.start(
+                ("compaction", knowledge_base_id),
+                partial(self._compact, root, entry),
+            )
+        return entry
 
     @staticmethod
     def _rebased(root: Path, snapshot: Snapshot, version: int) -> Snapshot:
@@ -341,70 +354,101 @@ class SnapshotCache:
             return snapshot
         return whole
 
-    def _compacted(self, appended: Snapshot, whole: Snapshot) -> None:
-        """Put the stored whole version in place of the appended one it was
-        built from, unless a newer snapshot took that one's place meanwhile."""
-        self._replaced(appended.knowledge_base_id, appended, whole)
+    def _compact(self, root: Path, entry: Entry) -> None:
+        """Build the appended version whole and put it in place of the appended
+        one, unless a newer version took that one's place meanwhile."""
+        appended = entry.snapshot
+        whole = compactions.compacted(root, appended, entry.stored_as)
+        if whole is not None:
+            stored_as = files.whole_name(entry.stored_as)
+            self._swap(entry, appended, whole, stored_as=stored_as)
+
+    def _with_index(self, entry: Entry) -> Snapshot:
+        """The snapshot with the index another process of the host has stored,
+        if there is one; otherwise a build starts in the background and the
+        snapshot serves as it is."""
+        snapshot = entry.snapshot
+        knowledge_base_id = snapshot.knowledge_base_id
+        if self._background.running("index", knowledge_base_id):
+            return snapshot
+        now = time.monotonic()
+        with self._guard:
+            if now < entry.next_index_look:
+                return snapshot
+            entry.next_index_look = now + index_builds.INDEX_POLL_SECONDS
+        root = _shared_root()
+        if root is not None:
+            snapshot = index_builds.taken_up(root, snapshot, self._hand_over)
+            if not wants_index(snapshot):
+                return snapshot
+        build = partial(
+            index_builds.build, snapshot, root, self._locked, self._hand_over
+        )
+        self._background.start(("index", knowledge_base_id), build)
+        return snapshot
+
+    def _hand_over(
+        self,
+        knowledge_base_id: str,
+        chunk_ids: np.ndarray,
+        approximate: vector_index.Approximate,
+    ) -> Snapshot | None:
+        """Give an index whose key k stands for the chunk `chunk_ids[k]` to the
+        knowledge base's current snapshot, its keys mapped to that snapshot's rows."""
+        with self._locked(knowledge_base_id):
+            while (entry := self.entry(knowledge_base_id)) is not None:
+                current = entry.snapshot
+                given = _with_index(current, chunk_ids, approximate)
+                if self._swap(entry, current, given):
+                    return given
+        return None  # discarded meanwhile
+
+    def building_indexes(self) -> bool:
+        """Whether an approximate index is being built in the background."""
+        return self._background.running("index")
+
+    def wait_for_index_builds(self, timeout: float | None = None) -> None:
+        """Until the approximate indexes being built are handed over."""
+        self._background.wait("index", timeout)
 
     def wait_for_compactions(self, timeout: float | None = None) -> None:
         """Until the snapshots being built whole in the background are stored."""
-        self._compactions.wait(timeout)
-
-    def _put(self, snapshot: Snapshot) -> None:
-        with self._guard:
-            self._snapshots[snapshot.knowledge_base_id] = snapshot
-
-    def _saved(self, private: Snapshot, stored: Snapshot | None) -> None:
-        """Put the mapped files written for `private` in its place (its memory
-        goes); when they could not be written, it stays, no longer awaiting."""
-        knowledge_base_id = private.knowledge_base_id
-        while True:
-            current = self._snapshots.get(knowledge_base_id)
-            if current is None or current.awaiting != private.awaiting:
-                return  # a newer version meanwhile
-            if stored is None:
-                current.awaiting = ""
-                return
-            mapped = stored
-            # An index handed over during the write is newer than the stored one.
-            newer = current.approximate is not private.approximate
-            if current.approximate is not None and (newer or not stored.approximate):
-                new_row = vector_index.row_map(current.chunk_ids, stored.chunk_ids)
-                mapped = dataclasses.replace(
-                    stored,
-                    approximate=vector_index.carried(
-                        current.approximate, new_row, stored.size, stored.removed
-                    ),
-                )
-            if self._replaced(knowledge_base_id, current, mapped):
-                return
+        self._background.wait("compaction", timeout)
 
     def wait_for_saves(self, timeout: float | None = None) -> None:
         """Until the snapshots being written for the host are written."""
-        self._saves.wait(timeout)
+        self._background.wait("save", timeout)
 
     def wait_for_background(self, timeout: float | None = None) -> None:
         """Until every background job (index builds, saves, compactions) is done."""
-        self.wait_for_index_builds(timeout)
-        self.wait_for_compactions(timeout)
-        self.wait_for_saves(timeout)
+        self._background.wait(None, timeout)
 
     def discard(self, knowledge_base_id: str) -> None:
         """Forget one knowledge base's snapshot (it was deleted)."""
         with self._guard:
-            self._snapshots.pop(knowledge_base_id, None)
-            self._locks.pop(knowledge_base_id, None)
+            self._entries.pop(knowledge_base_id, None)
+            self._process_locks.pop(knowledge_base_id, None)
         root = _shared_root()
         if root is not None:
             # A write under way would bring its folder back.
-            self._saves.wait()
-            self._compactions.wait()
+            self.wait_for_saves()
+            self.wait_for_compactions()
             files.discard(root, knowledge_base_id)
 
     def clear(self) -> None:
         with self._guard:
-            self._snapshots.clear()
-        self._index_builds.clear()
+            self._entries.clear()
+
+
+def _with_index(
+    snapshot: Snapshot, chunk_ids: np.ndarray, approximate: vector_index.Approximate
+) -> Snapshot:
+    """`snapshot` with an index whose key k stands for the chunk `chunk_ids[k]`."""
+    new_row = vector_index.row_map(chunk_ids, snapshot.chunk_ids)
+    carried = vector_index.carried(
+        approximate, new_row, snapshot.size, snapshot.removed
+    )
+    return dataclasses.replace(snapshot, approximate=carried)
 
 
 snapshot_cache = SnapshotCache()

@@ -1,30 +1,16 @@
-"""Search snapshots as files that the processes of one host share.
+"""Search snapshots as files that the processes of one host share and map read-only.
 
-A snapshot's arrays are written once, by the first process that needs that
-version, as `.npy` files in a directory named by the knowledge base, its
-`index_version`, what its published chunks are (how many, the newest id) and what
-made their terms and vectors; every process then maps them read-only
-(`numpy.load(mmap_mode="r")`), so the operating system keeps one copy in memory
-for all of them. A directory is written under a temporary name and renamed into
-place, so a reader never sees half of one; a lock file per knowledge base makes
-the processes of a host write a version one at a time (the others wait, then
-map it). Older versions are deleted once a newer one is in place: a process
-still mapping one keeps reading it until it moves on (Linux frees unlinked files
-when their last mapping goes).
+    <root>/<knowledge base>/v<index_version>-<fingerprint>/   one stored version
+        meta.json, *.npy     every row, or (meta "base") the rows appended
+                             since its base and the rows removed
+    .../v...-whole/          an appended version built whole (whole.json: newest)
+    .../ann-<id>.usearch     an approximate index, ann-<id>.keys.npy its chunks
+                             (ann.json: newest)
+    .../.lock .index-lock .compaction-lock   the host's locks (`lock`)
 
-A version brought up to date by appending (`Snapshot.segmented`) is stored as
-its rows appended since its base and the rows it no longer searches, naming the
-stored version that holds the base: a publish writes its new rows, not the
-whole snapshot again, and a process already at that base reads only those. The
-same version built in one piece again is stored beside it (`whole_name`) and
-becomes the base of the next.
-
-An approximate vector index (`ann-*` files, `vector_index`) is built by
-one process of the host at a time, in the background (`index_lock`), and named
-in `ann.json` with the chunk each of its keys stands for, so that every process
-can take it up for whatever version it is at.
-
-No Django here: `cache` decides when, this module only reads and writes.
+Every file and folder is written under a scratch name and renamed into place,
+so a reader never sees half of one; `prune` deletes what a newer version
+replaced, and what a killed writer left. No Django here: `cache` decides when.
 """
 
 from __future__ import annotations
@@ -35,37 +21,19 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import quote
 
 import numpy as np
 
 from . import vector_index
 from .bm25 import Postings
-from .snapshot import Snapshot, document_runs
+from .snapshot import ROW_FIELDS, Snapshot, document_runs
 
-_ARRAYS = (
-    "chunk_ids",
-    "ordinals",
-    "lengths",
-    "folds",
-    "matrix",
-    "hashes",
-    "starts",
-    "rows",
-    "counts",
-    "document_ids",
-    "ann_rows",
-    "ann_uncovered",
-)
 _POSTINGS = ("hashes", "starts", "rows", "counts")
-_APPENDED_ARRAYS = (
-    *_ARRAYS,
-    "removed",
-    "removed_in_base",
-    "removed_in_appended",
-)
+_ARRAYS = (*ROW_FIELDS, "matrix", *_POSTINGS, "ann_rows", "ann_uncovered")
+_APPENDED_ARRAYS = (*_ARRAYS, "removed")
 
 
 def folder(root: Path, knowledge_base_id: str) -> Path:
@@ -81,108 +49,60 @@ def whole_name(name: str) -> str:
     return f"{name}-whole"
 
 
-@contextlib.contextmanager
-def build_lock(root: Path, knowledge_base_id: str) -> Iterator[None]:
-    """Held while one process of the host builds a knowledge base's snapshot."""
-    directory = folder(root, knowledge_base_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-class HeldLock:
-    """A build lock taken by `try_build_lock`; `release()` may be called from
-    another thread than the one that took it."""
-
-    def __init__(self, handle) -> None:
-        self._handle = handle
-
-    def release(self) -> None:
-        with contextlib.suppress(OSError):
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-        self._handle.close()
-
-
-def try_build_lock(root: Path, knowledge_base_id: str) -> HeldLock | None:
-    """`build_lock` if no other holder has it, else None at once."""
-    directory = folder(root, knowledge_base_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    handle = open(directory / ".lock", "a+b")  # noqa: SIM115 - held past this call
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        return None
-    return HeldLock(handle)
-
-
-@contextlib.contextmanager
-def index_lock(root: Path, knowledge_base_id: str) -> Iterator[bool]:
-    """Held while one process of the host builds a knowledge base's approximate
-    index; yields False at once when another process holds it. The system frees
-    it when its holder dies, killed or not."""
-    directory = folder(root, knowledge_base_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".index-lock", "a+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
-def compaction_lock(root: Path, knowledge_base_id: str) -> Iterator[bool]:
-    """Held while one process of the host builds a knowledge base's appended
-    snapshot whole again; yields False at once when another process holds it."""
-    directory = folder(root, knowledge_base_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".compaction-lock", "a+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def save_newest_whole(root: Path, knowledge_base_id: str, name: str) -> None:
-    """Name `name` (stored) the newest version built whole by a compaction."""
-    pointer = folder(root, knowledge_base_id) / f".whole.json.{os.getpid()}.tmp"
-    pointer.write_text(json.dumps({"name": name}))
-    pointer.rename(folder(root, knowledge_base_id) / "whole.json")
-
-
-def newest_whole(root: Path, knowledge_base_id: str) -> str:
-    """The newest version a compaction built whole ("": none)."""
-    try:
-        pointer = json.loads(
-            (folder(root, knowledge_base_id) / "whole.json").read_text()
-        )
-        return str(pointer["name"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-
-
 def version_of(name: str) -> int:
     """The index version of a stored version's name (`version_name`)."""
     return int(name[1:].split("-", 1)[0])
 
 
+def lock(
+    root: Path, knowledge_base_id: str, kind: str = "build", *, wait: bool = True
+) -> BinaryIO | None:
+    """The host's lock of a knowledge base: "build" (its versions are written
+    one at a time), "index" or "compaction" (one process builds it), held until
+    the file returned is closed (the system closes it when its holder dies);
+    None at once, unless `wait`, when another holder has it."""
+    directory = folder(root, knowledge_base_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    name = ".lock" if kind == "build" else f".{kind}-lock"
+    handle = open(directory / name, "a+b")  # noqa: SIM115 - the caller closes it
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
+
+
+def _write_json(directory: Path, name: str, data: dict) -> None:
+    """`name` in `directory` replaced whole (written aside, renamed)."""
+    scratch = directory / f".{name}.{os.getpid()}.tmp"
+    scratch.write_text(json.dumps(data))
+    scratch.rename(directory / name)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_newest_whole(root: Path, knowledge_base_id: str, name: str) -> None:
+    """Name `name` (stored) the newest version built whole by a compaction."""
+    _write_json(folder(root, knowledge_base_id), "whole.json", {"name": name})
+
+
+def newest_whole(root: Path, knowledge_base_id: str) -> str:
+    """The newest version a compaction built whole ("": none)."""
+    return str(
+        _read_json(folder(root, knowledge_base_id) / "whole.json").get("name", "")
+    )
+
+
 def remove_index_leftovers(root: Path, knowledge_base_id: str) -> None:
     """Delete the scratch files of index builds that died writing them. Only the
-    holder of `index_lock` writes them: call it holding that lock."""
+    holder of the index lock writes them: call it holding that lock."""
     for entry in folder(root, knowledge_base_id).glob(".ann*.tmp*"):
         entry.unlink(missing_ok=True)
 
@@ -197,20 +117,18 @@ def save_index(
     scratch = directory / f".{stem}.{os.getpid()}.tmp.npy"
     np.save(scratch, np.ascontiguousarray(chunk_ids, dtype=np.int64))
     scratch.rename(directory / f"{stem}.keys.npy")
-    pointer = directory / f".ann.json.{os.getpid()}.tmp"
-    pointer.write_text(json.dumps({"file": file, "made_by": made_by}))
-    pointer.rename(directory / "ann.json")
+    _write_json(directory, "ann.json", {"file": file, "made_by": made_by})
 
 
 def newest_index(root: Path, knowledge_base_id: str) -> tuple[str, np.ndarray, str]:
     """The file of the knowledge base's newest index, its keys' chunk ids
     (memory-mapped) and what made its vectors; ("", empty, "") when none."""
     directory = folder(root, knowledge_base_id)
+    pointer = _read_json(directory / "ann.json")
     try:
-        pointer = json.loads((directory / "ann.json").read_text())
-        file = pointer["file"]
+        file = str(pointer["file"])
         keys = np.load(directory / f"{file.split('.')[0]}.keys.npy", mmap_mode="r")
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError):
         return "", np.zeros(0, dtype=np.int64), ""
     return file, keys, pointer.get("made_by", "")
 
@@ -222,9 +140,11 @@ def load(
     A version stored as appended rows takes its base from `current` when that
     is at the same base, else from the base's files."""
     directory = folder(root, knowledge_base_id) / name
+    meta = _read_json(directory / "meta.json")
+    if not meta:
+        return None
+    base_name = meta.pop("base", "")
     try:
-        meta = json.loads((directory / "meta.json").read_text())
-        base_name = meta.pop("base", "")
         arrays = {
             array: np.load(directory / f"{array}.npy", mmap_mode="r")
             for array in (_APPENDED_ARRAYS if base_name else _ARRAYS)
@@ -233,46 +153,28 @@ def load(
         return None
     postings = Postings(*(arrays.pop(part) for part in _POSTINGS))
     ann_rows, ann_uncovered = arrays.pop("ann_rows"), arrays.pop("ann_uncovered")
-    approximate = _approximate(
-        root, knowledge_base_id, meta.pop("ann_file", ""), ann_rows, ann_uncovered
-    )
+    approximate, ann_file = None, meta.pop("ann_file", "")
+    with contextlib.suppress(OSError):  # gone: the snapshot takes up the newest
+        if ann_file:
+            path = folder(root, knowledge_base_id) / ann_file
+            approximate = vector_index.opened(path, ann_rows, ann_uncovered)
     arrays["document_ids"] = _uuids(arrays.pop("document_ids"))
-    if base_name:
-        if current is not None and current.base_name == base_name:
-            base = current.base()
-        else:
-            base = load(root, knowledge_base_id, base_name)
-        if base is None:
-            return None  # its base was deleted: built again
-        appended = _with_appended(base, meta, arrays, postings, approximate)
-        appended.stored_as = name
-        return appended
-    return Snapshot(
-        knowledge_base_id=knowledge_base_id,
-        postings=postings,
-        approximate=approximate,
-        base_name=name,
-        stored_as=name,
-        **meta,
-        **arrays,
-    )
-
-
-def _approximate(
-    root: Path,
-    knowledge_base_id: str,
-    ann_file: str,
-    ann_rows: np.ndarray,
-    ann_uncovered: np.ndarray,
-) -> vector_index.Approximate | None:
-    if not ann_file:
-        return None
-    # Gone when a newer index replaced it: the snapshot takes that one up.
-    with contextlib.suppress(OSError):
-        return vector_index.opened(
-            folder(root, knowledge_base_id) / ann_file, ann_rows, ann_uncovered
+    if not base_name:
+        return Snapshot(
+            knowledge_base_id=knowledge_base_id,
+            postings=postings,
+            approximate=approximate,
+            base_name=name,
+            **meta,
+            **arrays,
         )
-    return None
+    if current is not None and current.base_name == base_name:
+        base = current.base()
+    else:
+        base = load(root, knowledge_base_id, base_name)
+    if base is None:
+        return None  # its base was deleted: built again
+    return _with_appended(base, meta, arrays, postings, approximate)
 
 
 def _with_appended(
@@ -282,37 +184,25 @@ def _with_appended(
     postings: Postings,
     approximate: vector_index.Approximate | None,
 ) -> Snapshot:
-    removed = np.asarray(arrays["removed"], dtype=np.int64)
-    runs = None
-    if base.runs is not None:  # the base's are known: only the new rows' are made
-        more, others = document_runs(arrays["document_ids"])
-        runs = (
-            np.concatenate([base.runs[0], more + base.size]),
-            np.concatenate([base.runs[1], others]),
-        )
+    # The base's runs, when known: only the new rows' are made.
+    runs = base.runs_after(arrays["document_ids"]) if "runs" in base.__dict__ else None
     return Snapshot(
         knowledge_base_id=base.knowledge_base_id,
         version=meta["version"],
         dimension=meta["dimension"],
         stale=meta["stale"],
-        chunk_ids=np.concatenate([base.chunk_ids, arrays["chunk_ids"]]),
-        document_ids=np.concatenate([base.document_ids, arrays["document_ids"]]),
-        ordinals=np.concatenate([base.ordinals, arrays["ordinals"]]),
-        lengths=np.concatenate([base.lengths, arrays["lengths"]]),
-        folds=np.concatenate([base.folds, arrays["folds"]]),
+        **{
+            name: np.concatenate([getattr(base, name), arrays[name]])
+            for name in ROW_FIELDS
+        },
         matrix=base.matrix,
         postings=base.postings,
         appended_matrix=arrays["matrix"],
         appended_postings=postings,
-        removed=removed,
-        removed_frequencies=(
-            (arrays["removed_in_base"], arrays["removed_in_appended"])
-            if len(removed)
-            else ()
-        ),
+        removed=np.asarray(arrays["removed"], dtype=np.int64),
         approximate=approximate,
         base_name=base.base_name,
-        runs=runs,
+        known_runs=runs,
     )
 
 
@@ -340,6 +230,24 @@ def _uuid_rows(document_ids: np.ndarray) -> np.ndarray:
     return np.repeat(raw, np.diff(np.append(starts, len(document_ids))), axis=0)
 
 
+def store(
+    root: Path,
+    knowledge_base_id: str,
+    name: str,
+    snapshot: Snapshot,
+    *,
+    replacing: bool = True,
+) -> None:
+    """Write `snapshot` with its approximate index as version `name` and, when
+    `replacing`, delete the versions and index files it replaces."""
+    approximate = snapshot.approximate
+    directory = folder(root, knowledge_base_id)
+    ann_file = vector_index.store(approximate, directory) if approximate else ""
+    save(root, knowledge_base_id, name, snapshot, ann_file)
+    if replacing:
+        prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
+
+
 def save(
     root: Path, knowledge_base_id: str, name: str, snapshot: Snapshot, ann_file: str
 ) -> None:
@@ -353,8 +261,7 @@ def save(
     scratch = directory / f".{name}.{os.getpid()}.tmp"
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
-    arrays = _appended_arrays(snapshot) if snapshot.segmented else _arrays(snapshot)
-    for array, value in arrays.items():
+    for array, value in _arrays(snapshot).items():
         np.save(scratch / f"{array}.npy", np.ascontiguousarray(value))
     meta = {
         "version": snapshot.version,
@@ -376,49 +283,31 @@ def stored(root: Path, knowledge_base_id: str, name: str) -> bool:
 
 
 def _arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
-    approximate, empty = snapshot.approximate, np.zeros(0, dtype=np.int64)
-    postings = snapshot.postings
-    return {
-        "chunk_ids": snapshot.chunk_ids,
-        "ordinals": snapshot.ordinals,
-        "lengths": snapshot.lengths,
-        "folds": snapshot.folds,
-        "matrix": snapshot.matrix,
-        "hashes": postings.hashes,
-        "starts": postings.starts,
-        "rows": postings.rows,
-        "counts": postings.counts,
-        "document_ids": _uuid_rows(snapshot.document_ids),
-        "ann_rows": approximate.rows if approximate else empty,
-        "ann_uncovered": approximate.uncovered if approximate else empty,
-    }
-
-
-def _appended_arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
-    base, empty = snapshot.base_size, np.zeros(0, dtype=np.int32)
-    postings = snapshot.appended_postings or Postings()
-    matrix = snapshot.appended_matrix
-    if matrix is None:
-        matrix = np.zeros((0, snapshot.dimension), dtype=np.float32)
-    frequencies = snapshot.removed_frequencies or (empty, empty)
-    approximate, no_rows = snapshot.approximate, np.zeros(0, dtype=np.int64)
-    return {
-        "chunk_ids": snapshot.chunk_ids[base:],
-        "ordinals": snapshot.ordinals[base:],
-        "lengths": snapshot.lengths[base:],
-        "folds": snapshot.folds[base:],
+    """What `save` writes: every row's, or once segmented the rows appended
+    since the base and the rows removed."""
+    segmented = snapshot.segmented
+    first = snapshot.base_size if segmented else 0
+    postings, matrix = snapshot.postings, snapshot.matrix
+    if segmented:
+        postings = snapshot.appended_postings or Postings()
+        matrix = snapshot.appended_matrix
+        if matrix is None:
+            matrix = np.zeros((0, snapshot.dimension), dtype=np.float32)
+    approximate, none = snapshot.approximate, np.zeros(0, dtype=np.int64)
+    arrays = {
+        **{name: getattr(snapshot, name)[first:] for name in ROW_FIELDS},
         "matrix": matrix,
         "hashes": postings.hashes,
         "starts": postings.starts,
         "rows": postings.rows,
         "counts": postings.counts,
-        "document_ids": _uuid_rows(snapshot.document_ids[base:]),
-        "ann_rows": approximate.rows if approximate else no_rows,
-        "ann_uncovered": approximate.uncovered if approximate else no_rows,
-        "removed": snapshot.removed,
-        "removed_in_base": frequencies[0],
-        "removed_in_appended": frequencies[1],
+        "document_ids": _uuid_rows(snapshot.document_ids[first:]),
+        "ann_rows": approximate.rows if approximate else none,
+        "ann_uncovered": approximate.uncovered if approximate else none,
     }
+    if segmented:
+        arrays["removed"] = snapshot.removed
+    return arrays
 
 
 def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None:
@@ -460,13 +349,8 @@ def _writer_died(scratch: Path) -> bool:
 
 
 def _base_name(root: Path, knowledge_base_id: str, name: str) -> str:
-    try:
-        meta = json.loads(
-            (folder(root, knowledge_base_id) / name / "meta.json").read_text()
-        )
-    except (OSError, ValueError):
-        return ""
-    return meta.get("base", "")
+    meta = _read_json(folder(root, knowledge_base_id) / name / "meta.json")
+    return str(meta.get("base", ""))
 
 
 def prune_indexes(root: Path, knowledge_base_id: str, keep_file: str = "") -> None:
