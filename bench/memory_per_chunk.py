@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import gc
 import json
 import os
@@ -119,7 +120,7 @@ def picks(index: int, count: int, per_chunk: int) -> list[int]:
 
 def added_rows(size: int, per_chunk: int, tokens, text_folds, model: str):
     """What `refresh.added_rows` would read for `size` published chunks."""
-    from retrieval.refresh import Added
+    from retrieval.search_backends.snapshots.refresh import Added
     from retrieval.terms import counted_terms, decode
 
     rng = np.random.default_rng(size)
@@ -175,8 +176,10 @@ def array_bytes(snapshot) -> dict[str, int]:
 def build(size: int, per_chunk: int) -> dict:
     """A snapshot built, indexed and stored by this process."""
     setup_django(f"sqlite:///{DATABASE}", fresh=False)
-    from retrieval import refresh, snapshot_files, vector_index
     from retrieval.embeddings import get_embedder
+    from retrieval.search_backends.snapshots import files as snapshot_files
+    from retrieval.search_backends.snapshots import refresh, vector_index
+    from retrieval.search_backends.snapshots.snapshot import Snapshot
 
     tokens, text_folds = sentences()
     kb_id = f"memory-{per_chunk}-{size}"
@@ -184,14 +187,16 @@ def build(size: int, per_chunk: int) -> dict:
     with Peak() as peak:
         added = added_rows(size, per_chunk, tokens, text_folds, get_embedder().name)
         snapshot = refresh.rebuilt(
-            refresh.empty_snapshot(kb_id, 1, DIMENSION),
+            Snapshot(kb_id, -1, DIMENSION, np.zeros((0, DIMENSION), np.float32)),
             1,
             refresh.Changes(np.zeros(0, dtype=bool), added),
         )
         del added
     built = settle()
     started = time.perf_counter()
-    snapshot.approximate = vector_index.build(snapshot.matrix)
+    snapshot = dataclasses.replace(
+        snapshot, approximate=vector_index.build(snapshot.matrix)
+    )
     index_seconds = time.perf_counter() - started
     indexed = settle()
     shutil.rmtree(snapshot_files.folder(ROOT, kb_id), ignore_errors=True)
@@ -217,7 +222,8 @@ def mapped(size: int, per_chunk: int) -> dict:
     sys.path.insert(0, str(REPO))  # no Django here: the engine's modules need none
     import million_chunks
 
-    from retrieval import snapshot_files, vector_index
+    from retrieval.search_backends.snapshots import files as snapshot_files
+    from retrieval.search_backends.snapshots import vector_index
     from retrieval.tokens import query_tokens
 
     _, questions = million_chunks.cmrc()
@@ -243,7 +249,7 @@ def from_database(size: int) -> dict:
     `million_chunks.py`'s chunks read from the database and built."""
     os.environ["SEARCH_SNAPSHOT_DIR"] = ""
     setup_django(f"sqlite:///{DATABASE}", fresh=False)
-    from retrieval.index import snapshot_cache
+    from retrieval.search_backends.snapshots.cache import snapshot_cache
     from retrieval.tokens import query_tokens
 
     query_tokens("预算在哪一年通过？")  # jieba loaded: not the snapshot's

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval import bm25
-from retrieval.bm25 import Postings, Segments
+from retrieval.search_backends.snapshots import bm25
+from retrieval.search_backends.snapshots.bm25 import Postings, Segments
 from retrieval.terms import term_hash
 
 WORDS = [f"w{i}" for i in range(200)]
@@ -117,14 +117,7 @@ def test_segments_score_as_the_index_of_the_rows_searched():
     postings, lengths = random_index(700, seed=8)
     base, appended = split(postings, 600)
     removed = np.arange(3, 700, 9, dtype=np.int64)
-    segments = Segments(
-        (base, appended),
-        lengths,
-        removed,
-        tuple(
-            bm25.removed_frequencies(part, removed, 700) for part in (base, appended)
-        ),
-    )
+    segments = Segments((base, appended), lengths, removed)
     # The index built anew: the rows searched, renumbered.
     keep = np.ones(700, dtype=bool)
     keep[removed] = False
@@ -137,6 +130,10 @@ def test_segments_score_as_the_index_of_the_rows_searched():
         new_row[rows[inside]].astype(np.int32),
         counts[inside],
     )
+    # Each term's rows searched, counted exactly: as in the index built anew.
+    built_anew = Segments.of(anew, lengths[keep])
+    for hashed in postings.hashes.tolist():
+        assert segments.frequency(hashed) == built_anew.frequency(hashed)
     rng = np.random.default_rng(9)
     for _ in range(100):
         question = [WORDS[w] for w in rng.integers(0, 80, size=rng.integers(1, 8))]

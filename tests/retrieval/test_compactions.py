@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from documents.models import KnowledgeBase
-from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
+from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
     HOTEL,
@@ -23,6 +23,7 @@ from tests.retrieval.snapshot_checks import (
     TRAIN,
     assert_searches_alike,
     current,
+    entry,
     stored_versions,
 )
 
@@ -47,23 +48,25 @@ def test_past_the_share_a_shared_snapshot_is_built_whole_in_the_background(
         version=2,
     )
     appended = current()  # answered appended, before the whole is built
+    appended_name = entry().stored_as
     assert appended.segmented
     snapshot_cache.wait_for_compactions()
 
     whole = current()
+    whole_name = entry().stored_as
     assert not whole.segmented
     assert isinstance(whole.matrix, np.memmap)  # the stored whole version, mapped
     assert whole.version == appended.version
-    assert whole.stored_as == appended.stored_as + "-whole"
+    assert whole_name == appended_name + "-whole"
     assert_searches_alike(whole, appended)
 
     # The next publish appends to it; the old base and the appended rows go.
     ingest(knowledge_base, TAXI, filename="taxi.md")
     later = current()
     assert later.segmented
-    assert later.base_name == whole.stored_as
+    assert later.base_name == whole_name
     assert base_name not in stored_versions(shared)
-    assert appended.stored_as not in stored_versions(shared)
+    assert appended_name not in stored_versions(shared)
     other = SnapshotCache().snapshots(["kb-company"])[0]
     assert_searches_alike(other, later)
 
@@ -72,7 +75,7 @@ def test_far_past_the_share_a_publish_builds_the_snapshot_whole(
     settings, shared, ingest, knowledge_base, monkeypatch
 ):
     settings.SEARCH_APPEND_SHARE = 0.1
-    monkeypatch.setattr(snapshot_cache._compactions, "start", lambda *args: None)
+    monkeypatch.setattr(snapshot_cache, "_compact", lambda *args: None)
     ingest(knowledge_base, LEAVE, filename="leave.md")
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     current()
@@ -102,16 +105,17 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
         family_id=first.family_id,
         version=2,
     )
-    appended = current()
+    current()
+    appended_name = entry().stored_as
     assert other.snapshots(["kb-company"])[0].segmented  # it read the rows appended
     snapshot_cache.wait_for_compactions()
-    whole = current()
-    assert not whole.segmented
+    assert not current().segmented
+    whole_name = entry().stored_as
 
     ingest(knowledge_base, TAXI, filename="taxi.md")
     theirs = other.snapshots(["kb-company"])[0]  # this one stores the version
 
-    assert theirs.base_name == whole.stored_as == f"{appended.stored_as}-whole"
+    assert theirs.base_name == whole_name == f"{appended_name}-whole"
     assert theirs.appended == 1
     assert_searches_alike(theirs, current())
     snapshot_cache.clear()
@@ -121,15 +125,15 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
 HOLD_COMPACTION_LOCK = """
 import os, sys, time
 from pathlib import Path
-from retrieval import snapshot_files
+from retrieval.search_backends.snapshots import files
 root = Path(sys.argv[1])
-with snapshot_files.compaction_lock(root, "kb-company") as ours:
-    folder = snapshot_files.folder(root, "kb-company")
-    scratch = folder / f".v9-1-abc-whole.{os.getpid()}.tmp"
-    scratch.mkdir()
-    (scratch / "matrix.npy").write_bytes(b"half a version")
-    print("held" if ours else "not held", scratch, flush=True)
-    time.sleep(120)
+held = files.lock(root, "kb-company", "compaction", wait=False)
+folder = files.folder(root, "kb-company")
+scratch = folder / f".v9-1-abc-whole.{os.getpid()}.tmp"
+scratch.mkdir()
+(scratch / "matrix.npy").write_bytes(b"half a version")
+print("held" if held else "not held", scratch, flush=True)
+time.sleep(120)
 """
 
 
@@ -192,7 +196,8 @@ def test_a_version_built_whole_is_dropped_once_a_newer_base_replaces_it(
     )
     current()
     snapshot_cache.wait_for_compactions()
-    whole = current().stored_as
+    current()
+    whole = entry().stored_as
     assert whole in stored_versions(shared)
 
     settings.SEARCH_APPEND_SHARE = 0.01  # far past it: the next is built whole
@@ -224,7 +229,8 @@ def test_a_version_built_whole_before_a_restore_is_not_appended_to(
     )
     current()
     snapshot_cache.wait_for_compactions()
-    whole = current().stored_as
+    current()
+    whole = entry().stored_as
     other = SnapshotCache()
     other.snapshots(["kb-company"])
 

@@ -9,10 +9,10 @@ import pytest
 from django.db.models import F
 
 from documents.models import Document, KnowledgeBase
-from retrieval import bm25, vector_index
-from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.search_backends.snapshots import vector_index
+from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.retrieval.snapshot_checks import (
     HOTEL,
     LEAVE,
@@ -48,13 +48,12 @@ def test_a_publish_appends_its_rows_and_scores_as_a_build_from_scratch(
     assert appended.postings is before.postings
     old_rows = set(Chunk.objects.filter(document=first).values_list("id", flat=True))
     assert {int(appended.chunk_ids[row]) for row in appended.removed} == old_rows
-    # Counted from the removed chunks' stored terms, as a scan of the postings counts.
-    assert (
-        appended.removed_frequencies[0]
-        == bm25.removed_frequencies(appended.postings, appended.removed, appended.size)
-    ).all()
     snapshot_cache.clear()
     scratch = current()
+    # Every term's statistics, not only the questions': those of a build anew.
+    for postings in (appended.postings, appended.appended_postings):
+        for hashed in postings.hashes.tolist():
+            assert appended.frequency(hashed) == scratch.frequency(hashed)
     assert not scratch.segmented
     assert scratch.size == appended.size - len(appended.removed)
     assert_searches_alike(appended, scratch)

@@ -1,15 +1,15 @@
 """A knowledge base's published chunks as arrays: what a search scores.
 
-A snapshot is its base (the matrix and postings of a build) and, once a publish
-has brought it up to date by appending, the rows appended since, with the rows
-no longer published left out of every score (`removed`) until the next build.
-Per-row arrays (ids, ordinals, lengths, flags) cover every row, base first.
-
-Built and kept current by `retrieval.index`; no Django here.
+Its base (the matrix and postings of a build) and, once a publish appended to
+it, the rows appended since, with the rows no longer published left out of every
+score (`removed`). Per-row arrays cover every row, base first. Frozen: a new
+version is a new snapshot; what the cache knows about one is in its entry. No
+Django here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,43 +19,43 @@ from . import bm25, vector_index
 from .bm25 import Postings, Segments
 
 
-@dataclass
+def empty(dtype: type) -> Callable[[], np.ndarray]:
+    """What makes an empty array: a field's default."""
+    return lambda: np.zeros(0, dtype=dtype)
+
+
+# The arrays with one value per row, base first.
+ROW_FIELDS = ("chunk_ids", "document_ids", "ordinals", "lengths", "folds")
+
+
+@dataclass(frozen=True, eq=False)
 class Snapshot:
     knowledge_base_id: str
     version: int
     dimension: int
-    chunk_ids: np.ndarray  # int64, one per row
-    document_ids: np.ndarray  # object (uuid), one per row
-    ordinals: np.ndarray  # int32
-    lengths: np.ndarray  # float32 token count per row
-    # bool per row: its text changes in simplified script, so the rerank converts
-    # it (the others, most rows, it reads as they are)
-    folds: np.ndarray
-    matrix: np.ndarray  # float32 (rows, dimension)
-    postings: Postings
+    matrix: np.ndarray  # float32 (rows, dimension): the base's vectors
+    chunk_ids: np.ndarray = field(default_factory=empty(np.int64))  # one per row
+    document_ids: np.ndarray = field(default_factory=empty(object))  # uuid
+    ordinals: np.ndarray = field(default_factory=empty(np.int32))
+    lengths: np.ndarray = field(default_factory=empty(np.float32))  # its terms
+    # Its text changes in simplified script: the rerank converts it.
+    folds: np.ndarray = field(default_factory=empty(bool))
+    postings: Postings = field(default_factory=Postings)  # the base's
     # Rows read from chunks made by another tokenizer or embedder: once
     # `reindex_chunks` rewrites them, the next version is built anew.
     stale: int = 0
     # Where the vector list's candidates come from past SEARCH_ANN_MIN_CHUNKS.
     approximate: vector_index.Approximate | None = None
-    # With shared snapshots, the stored version this in-memory copy stands in
-    # for while this process writes it in the background ("": mapped, or not
-    # shared).
-    awaiting: str = ""
     # The rows appended since the base: their vectors, their postings (rows
     # numbered after the base's); None: none appended.
     appended_matrix: np.ndarray | None = None
     appended_postings: Postings | None = None
-    # Rows no longer published (sorted), and per term of the base's and the
-    # appended postings how many of them hold it.
-    removed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    removed_frequencies: tuple[np.ndarray, ...] = ()
-    # The stored version whose files hold the base, and the one this snapshot
-    # was read from or stored as ("": not stored).
+    # Rows no longer published, sorted.
+    removed: np.ndarray = field(default_factory=empty(np.int64))
+    # The stored version whose files hold the base ("": not stored).
     base_name: str = ""
-    stored_as: str = ""
-    # `document_runs()`, once made.
-    runs: tuple[np.ndarray, np.ndarray] | None = None
+    # `runs`, when whoever makes the snapshot knows them already.
+    known_runs: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def size(self) -> int:
@@ -84,24 +84,29 @@ class Snapshot:
         parts = (self.postings,)
         if self.appended_postings is not None:
             parts += (self.appended_postings,)
-        return Segments(parts, self.lengths, self.removed, self.removed_frequencies)
+        return Segments(parts, self.lengths, self.removed)
 
     def frequency(self, hashed: int) -> int:
         """How many published rows hold the term."""
         return self.segments.frequency(hashed)
 
-    def document_runs(self) -> tuple[np.ndarray, np.ndarray]:
+    @cached_property
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """The first row of each run of one document's rows, and that document
-        (the base's rows, then the appended ones), made once per snapshot."""
-        if self.runs is None:
-            base = self.base_size
-            starts, documents = document_runs(self.document_ids[:base])
-            if self.appended:
-                more, others = document_runs(self.document_ids[base:])
-                starts = np.concatenate([starts, more + base])
-                documents = np.concatenate([documents, others])
-            self.runs = (starts, documents)
-        return self.runs
+        (the base's rows, then the appended ones)."""
+        if self.known_runs is not None:
+            return self.known_runs
+        if not self.appended:
+            return document_runs(self.document_ids)
+        return self.base().runs_after(self.document_ids[self.base_size :])
+
+    def runs_after(self, document_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`runs`, then those of rows of these documents appended after these."""
+        more, others = document_runs(document_ids)
+        return (
+            np.concatenate([self.runs[0], more + self.size]),
+            np.concatenate([self.runs[1], others]),
+        )
 
     def base(self) -> Snapshot:
         """The base's rows alone, as a snapshot (views: nothing is copied)."""
@@ -109,46 +114,27 @@ class Snapshot:
             return self
         rows = self.base_size
         runs = None
-        if self.runs is not None:
-            base_runs = self.runs[0] < rows
-            runs = (self.runs[0][base_runs], self.runs[1][base_runs])
+        if "runs" in self.__dict__:  # made already: kept
+            inside = self.runs[0] < rows
+            runs = (self.runs[0][inside], self.runs[1][inside])
         return Snapshot(
             knowledge_base_id=self.knowledge_base_id,
             version=self.version,
             dimension=self.dimension,
-            chunk_ids=self.chunk_ids[:rows],
-            document_ids=self.document_ids[:rows],
-            ordinals=self.ordinals[:rows],
-            lengths=self.lengths[:rows],
-            folds=self.folds[:rows],
             matrix=self.matrix,
             postings=self.postings,
             base_name=self.base_name,
-            stored_as=self.base_name,
-            runs=runs,
+            known_runs=runs,
+            **{name: getattr(self, name)[:rows] for name in ROW_FIELDS},
         )
-
-    def vectors(self) -> np.ndarray:
-        """Every row's vector, removed rows' included (a copy once appended)."""
-        if self.appended_matrix is None:
-            return self.matrix
-        return np.concatenate([self.matrix, self.appended_matrix])
 
     def nbytes(self) -> int:
         """Memory held by the arrays of this snapshot."""
-        return (
-            self.chunk_ids.nbytes
-            + self.document_ids.nbytes
-            + self.ordinals.nbytes
-            + self.lengths.nbytes
-            + self.folds.nbytes
-            + self.matrix.nbytes
-            + self.postings.nbytes()
-            + (self.approximate.nbytes() if self.approximate else 0)
-            + (self.appended_matrix.nbytes if self.appended_matrix is not None else 0)
-            + (self.appended_postings.nbytes() if self.appended_postings else 0)
-            + self.removed.nbytes
-            + sum(frequencies.nbytes for frequencies in self.removed_frequencies)
+        arrays = (self.chunk_ids, self.document_ids, self.ordinals, self.lengths)
+        more = (self.folds, self.matrix, self.appended_matrix, self.removed)
+        postings = (self.postings, self.appended_postings, self.approximate)
+        return sum(a.nbytes for a in (*arrays, *more) if a is not None) + sum(
+            p.nbytes() for p in postings if p is not None
         )
 
     def bm25(self, query_tokens: list[str]) -> np.ndarray:

@@ -1,33 +1,25 @@
-"""BM25 over a snapshot's inverted index (`Postings`).
+"""BM25 over a snapshot's inverted index (`Postings`), as one index over its
+`Segments` (the base's postings, those of the rows appended since, less the rows
+removed, with the statistics of the rows searched): scores equal those of an
+index built anew.
 
-`top` gives the best rows without scoring every row for every term: query terms
-are applied rarest first, and before a long posting list the scores so far are
-checked against what all the remaining terms could add at most (each term's
-weight at a count saturated to k1 + 1). Once the `count`-th best row is above
-that bound, no row that holds none of the rarer terms can reach the top, so the
-remaining terms are added only to the rows already scored that the bound could
-still lift to the `count`-th best, found in their posting lists by binary search
-(rows are ascending within a term). The result is
-the same as scoring every row; a question's common words (a particle in most
-chunks) then cost a binary search per candidate instead of a pass over the index.
-
-A snapshot brought up to date by appending (`Segments`) is scored as one index:
-the appended rows' postings follow the base's, and rows no longer published are
-left out of the scores and of the statistics (row count, average length, each
-term's document frequency), so the scores are those of an index built anew.
-
-No Django here.
+`top` applies the query terms rarest first; before a long posting list it checks
+the scores so far against what the remaining terms could add at most, and once
+the `count`-th best row is above that bound it only finishes the rows that could
+still reach it (a binary search per row and term). Same result as scoring every
+row. No Django here.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from .terms import term_hash
+from retrieval.terms import term_hash
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -80,35 +72,23 @@ class Postings:
             return position
         return None
 
-    def frequency(self, hashed: int) -> int:
-        """How many rows hold the term."""
-        term = self.term(hashed)
-        return 0 if term is None else int(self.starts[term + 1] - self.starts[term])
-
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(term hash, row, count) of every posting, in hash order."""
         return np.repeat(self.hashes, np.diff(self.starts)), self.rows, self.counts
 
     def nbytes(self) -> int:
-        return (
-            self.hashes.nbytes
-            + self.starts.nbytes
-            + self.rows.nbytes
-            + self.counts.nbytes
-        )
+        return sum(a.nbytes for a in (self.hashes, self.starts, self.rows, self.counts))
 
 
 @dataclass
 class Segments:
     """Postings made at different times, scored as one index: the base's and
     those of the rows appended since (their rows numbered after the base's), less
-    the `removed` rows (sorted), whose postings stay until the next rebuild;
-    `removed_frequencies[p][t]` is how many removed rows hold term t of part p."""
+    the `removed` rows (sorted), whose postings stay until the next rebuild."""
 
     parts: tuple[Postings, ...]
     lengths: np.ndarray
     removed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    removed_frequencies: tuple[np.ndarray, ...] = ()
 
     @classmethod
     def of(cls, postings: Postings | Segments, lengths: np.ndarray) -> Segments:
@@ -128,31 +108,38 @@ class Segments:
             lengths = np.delete(np.asarray(lengths), self.removed)
         return (float(lengths.mean()) if len(lengths) else 0.0) or 1.0
 
+    @cached_property
+    def _gone(self) -> np.ndarray:
+        """A flag per row: removed."""
+        gone = np.zeros(len(self.lengths), dtype=bool)
+        gone[self.removed] = True
+        return gone
+
     def frequency(self, hashed: int) -> int:
         """How many rows searched hold the term."""
-        return sum(end - start for _, start, end in self._slices(hashed)) - sum(
-            int(self.removed_frequencies[part][term])
-            for part, term in self._terms(hashed)
-            if self.removed_frequencies
-        )
+        return self.held(self.slices(hashed))
 
-    def _terms(self, hashed: int) -> list[tuple[int, int]]:
+    def held(self, slices: Sequence[tuple[int, int, int]]) -> int:
+        """How many rows searched these slices of a term's postings hold: less
+        the removed rows among them, counted exactly at each query (a mask
+        lookup per posting) rather than kept per term at each publish."""
+        held = 0
+        for part, start, end in slices:
+            held += end - start
+            if len(self.removed):
+                held -= int(self._gone[self.parts[part].rows[start:end]].sum())
+        return held
+
+    def slices(self, hashed: int) -> list[tuple[int, int, int]]:
+        """(part, start, end) of the term's postings in each part that has it."""
         found = []
         for part, postings in enumerate(self.parts):
             term = postings.term(hashed)
             if term is not None:
-                found.append((part, term))
+                found.append(
+                    (part, int(postings.starts[term]), int(postings.starts[term + 1]))
+                )
         return found
-
-    def _slices(self, hashed: int) -> list[tuple[int, int, int]]:
-        return [
-            (
-                part,
-                int(self.parts[part].starts[term]),
-                int(self.parts[part].starts[term + 1]),
-            )
-            for part, term in self._terms(hashed)
-        ]
 
     def postings_of(
         self, slices: tuple[tuple[int, int, int], ...]
@@ -167,22 +154,18 @@ class Segments:
             np.concatenate([self.parts[p].counts[s:e] for p, s, e in slices]),
         )
 
+    def contribution(
+        self, term: _QueryTerm, rows: np.ndarray, counts: np.ndarray
+    ) -> np.ndarray:
+        """What `term` adds to the scores of these rows, holding it `counts` times."""
+        counts = counts.astype(np.float32)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * self.lengths[rows] / self.average)
+        return term.weight * counts * (BM25_K1 + 1) / (counts + norm)
+
     def forget_removed(self, scores: np.ndarray) -> None:
         """Zero the scores of removed rows (`scores` has one per row)."""
         if len(self.removed):
             scores[self.removed] = 0
-
-
-def removed_frequencies(
-    postings: Postings, removed: np.ndarray, size: int
-) -> np.ndarray:
-    """For each term of `postings`, how many of the `removed` rows (of `size`
-    rows in all) hold it."""
-    if not len(postings.hashes):
-        return np.zeros(0, dtype=np.int32)
-    gone = np.zeros(size, dtype=np.int32)
-    gone[removed] = 1
-    return np.add.reduceat(gone[postings.rows], postings.starts[:-1]).astype(np.int32)
 
 
 @dataclass(frozen=True)
@@ -206,10 +189,10 @@ def _query_terms(segments: Segments, tokens: list[str]) -> list[_QueryTerm]:
     terms = []
     for token, query_count in Counter(tokens).items():
         hashed = term_hash(token)
-        slices = tuple(segments._slices(hashed))
+        slices = tuple(segments.slices(hashed))
         if not slices:
             continue
-        frequency = segments.frequency(hashed)
+        frequency = segments.held(slices)
         if frequency <= 0:
             continue  # held by removed rows only
         size = segments.size
@@ -217,18 +200,6 @@ def _query_terms(segments: Segments, tokens: list[str]) -> list[_QueryTerm]:
         terms.append(_QueryTerm(slices, float(query_count * idf)))
     terms.sort(key=lambda term: (term.length, term.slices))
     return terms
-
-
-def _contribution(
-    lengths: np.ndarray,
-    average: float,
-    term: _QueryTerm,
-    rows: np.ndarray,
-    counts: np.ndarray,
-) -> np.ndarray:
-    counts = counts.astype(np.float32)
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[rows] / average)
-    return term.weight * counts * (BM25_K1 + 1) / (counts + norm)
 
 
 def scores(
@@ -239,7 +210,7 @@ def scores(
     result = np.zeros(len(lengths), dtype=np.float32)
     for term in _query_terms(segments, tokens):
         rows, counts = segments.postings_of(term.slices)
-        result[rows] += _contribution(lengths, segments.average, term, rows, counts)
+        result[rows] += segments.contribution(term, rows, counts)
     segments.forget_removed(result)
     return result
 
@@ -251,18 +222,13 @@ def at(
     rows: np.ndarray,
 ) -> np.ndarray:
     """BM25 scores of the given rows only (rows searched)."""
-    rows = np.asarray(rows, dtype=np.int64)
     segments = Segments.of(postings, lengths)
     terms = _query_terms(segments, tokens)
-    return _scores_at(segments, lengths, segments.average, terms, rows)
+    return _scores_at(segments, terms, np.asarray(rows, dtype=np.int64))
 
 
 def _scores_at(
-    segments: Segments,
-    lengths: np.ndarray,
-    average: float,
-    terms: list[_QueryTerm],
-    rows: np.ndarray,
+    segments: Segments, terms: list[_QueryTerm], rows: np.ndarray
 ) -> np.ndarray:
     result = np.zeros(len(rows), dtype=np.float32)
     for term in terms:
@@ -274,7 +240,7 @@ def _scores_at(
         if not held.any():
             continue
         counts = term_counts[at[held]]
-        result[held] += _contribution(lengths, average, term, rows[held], counts)
+        result[held] += segments.contribution(term, rows[held], counts)
     return result
 
 
@@ -285,7 +251,6 @@ def top(
     segments = Segments.of(postings, lengths)
     size = len(lengths)
     terms = _query_terms(segments, tokens)
-    average = segments.average
     result = np.zeros(size, dtype=np.float32)
     remaining = sum(term.bound for term in terms)
     for index, term in enumerate(terms):
@@ -299,12 +264,10 @@ def top(
                     # count-th best score are worth finishing.
                     hopeful = partial + remaining >= kth
                     rows, partial = scored[hopeful], partial[hopeful]
-                    partial += _scores_at(
-                        segments, lengths, average, terms[index:], rows
-                    )
+                    partial += _scores_at(segments, terms[index:], rows)
                     return _best(rows, partial, count)
         rows, counts = segments.postings_of(term.slices)
-        result[rows] += _contribution(lengths, average, term, rows, counts)
+        result[rows] += segments.contribution(term, rows, counts)
         segments.forget_removed(result)  # a removed row is never a candidate
         remaining -= term.bound
     return _best(np.arange(size), result, count)

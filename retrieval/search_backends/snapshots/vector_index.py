@@ -1,17 +1,13 @@
 """The vector list of a search: the rows nearest a question's embedding.
 
 Below `SEARCH_ANN_MIN_CHUNKS` a snapshot's matrix is scored whole (exact). Above
-it the candidates come from an approximate index (HNSW, from usearch) over the
-rows the snapshot had when the index was built; every candidate is then scored
-exactly against the matrix, so the scores and the order are those of exact
-search, only the candidate set is approximate. The index is never edited: a
-publish maps its keys to the new rows (a chunk of a document no longer published
-maps to -1) and the rows it does not hold are scored exactly beside it; once
-they are `REBUILD_SHARE` of the snapshot the index is `due` and is built again
-in the background (`index_builds`) while the carried one goes on serving.
-Its settings are those measured in docs/benchmarks.md ("A million chunks").
-
-No Django here: `index` decides when, this module builds, stores and searches.
+it the candidates come from an approximate index (HNSW, usearch) over the rows
+the snapshot had when it was built, and are scored exactly: the scores and order
+are exact search's, only the candidate set is approximate. An index is never
+edited: a refresh maps its keys to the new rows (-1: gone) and the rows it does
+not hold are scored exactly beside it, until they are `REBUILD_SHARE` of the
+snapshot (`due`). Settings as measured in docs/benchmarks.md ("A million
+chunks"). No Django here.
 """
 
 from __future__ import annotations
@@ -79,13 +75,12 @@ def build(
             )
         size = len(matrix)
     else:
-        vectors = _Rows(matrix, appended)
         if rows is None:
-            rows = np.arange(vectors.size)
+            rows = np.arange(len(matrix) + len(appended))
         for start in range(0, len(rows), BUILD_BATCH):
             batch = rows[start : start + BUILD_BATCH]
             keys = np.arange(start, start + len(batch), dtype=np.uint64)
-            index.add(keys, vectors.take(batch), threads=BUILD_THREADS)
+            index.add(keys, _taken(matrix, appended, batch), threads=BUILD_THREADS)
         size = len(rows)
     return Approximate(
         index=index,
@@ -150,13 +145,11 @@ def nearest(
     `appended` holds the vectors of the rows after the matrix's; `removed`
     rows (sorted) are never returned."""
     query = query.astype(np.float32)
-    vectors = _Rows(matrix, appended)
     removed = removed if removed is not None else np.zeros(0, dtype=np.int64)
     if approximate is None:
-        rows = np.arange(vectors.size)
-        scores = vectors.scores(query)
-        if len(removed):
-            scores[removed] = -np.inf
+        rows = np.arange(len(matrix) + (len(appended) if appended is not None else 0))
+        scores = _scores(matrix, appended, query)
+        scores[removed] = -np.inf
     else:
         # Keys of rows gone take places among the results: ask for more.
         keys_count = len(approximate.rows)
@@ -174,7 +167,7 @@ def nearest(
         rows = np.unique(np.concatenate([found[found >= 0], approximate.uncovered]))
         if len(removed):
             rows = rows[~np.isin(rows, removed)]
-        scores = vectors.scores_at(rows, query)
+        scores = _scores(matrix, appended, query, rows)
     if len(rows) > count:
         best = np.argpartition(-scores, count - 1)[:count]
         rows, scores = rows[best], scores[best]
@@ -184,45 +177,34 @@ def nearest(
     return rows[order], scores[order]
 
 
-class _Rows:
-    """The vectors of a snapshot's rows: the matrix's, then those appended."""
+def _taken(
+    matrix: np.ndarray, appended: np.ndarray | None, rows: np.ndarray
+) -> np.ndarray:
+    """The vectors of these rows (a copy): the matrix's, then those appended."""
+    if appended is None or not len(appended):
+        return np.asarray(matrix[rows])
+    base = len(matrix)
+    inside = rows < base
+    vectors = np.empty((len(rows), matrix.shape[1]), dtype=np.float32)
+    vectors[inside] = matrix[rows[inside]]
+    vectors[~inside] = appended[rows[~inside] - base]
+    return vectors
 
-    def __init__(self, matrix: np.ndarray, appended: np.ndarray | None) -> None:
-        self.matrix = matrix
-        self.appended = appended if appended is not None and len(appended) else None
-        self.size = len(matrix) + (
-            len(self.appended) if self.appended is not None else 0
-        )
 
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        if not self.size:
-            return np.zeros(0, dtype=np.float32)
-        if self.appended is None:
-            return self.matrix @ query
-        return np.concatenate([self.matrix @ query, self.appended @ query])
-
-    def take(self, rows: np.ndarray) -> np.ndarray:
-        """The vectors of these rows (a copy)."""
-        if self.appended is None:
-            return np.asarray(self.matrix[rows])
-        base = len(self.matrix)
-        inside = rows < base
-        vectors = np.empty((len(rows), self.matrix.shape[1]), dtype=np.float32)
-        vectors[inside] = self.matrix[rows[inside]]
-        vectors[~inside] = self.appended[rows[~inside] - base]
-        return vectors
-
-    def scores_at(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+def _scores(
+    matrix: np.ndarray,
+    appended: np.ndarray | None,
+    query: np.ndarray,
+    rows: np.ndarray | None = None,
+) -> np.ndarray:
+    """The cosine of every row (of `rows`) with the query."""
+    if rows is not None:
         if not len(rows):
             return np.zeros(0, dtype=np.float32)
-        if self.appended is None:
-            return self.matrix[rows] @ query
-        base = len(self.matrix)
-        inside = rows < base
-        scores = np.empty(len(rows), dtype=np.float32)
-        scores[inside] = self.matrix[rows[inside]] @ query
-        scores[~inside] = self.appended[rows[~inside] - base] @ query
-        return scores
+        return _taken(matrix, appended, rows) @ query
+    if appended is None or not len(appended):
+        return matrix @ query
+    return np.concatenate([matrix @ query, appended @ query])
 
 
 def store(approximate: Approximate, folder: Path) -> str:

@@ -1,48 +1,28 @@
 """A snapshot brought to a new version: what a publish changed, read from the
-database, then appended to the snapshot or built with it in one piece.
-
-Appending reads only the newly published chunks and copies none of the base's
-arrays: their rows follow the base's, and the rows of documents no longer
-published are left out of every score (`Snapshot.removed`). Past
-`SEARCH_APPEND_SHARE` of rows appended or left out, a snapshot is built in one
-piece again: rows left out dropped, rows renumbered, the appended postings merged
-into the base's. `retrieval.index` decides which, and when.
+database, then appended to the snapshot (the base's arrays are not copied; rows
+no longer published are `removed`) or built with it in one piece (removed rows
+dropped, rows renumbered, postings merged). `cache` decides which.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
 
 from documents.models import Document, DocumentStatus
+from retrieval.embeddings import get_embedder
+from retrieval.models import Chunk
+from retrieval.terms import TOKENIZER, chunk_terms, decode
 
-from . import bm25, vector_index
+from . import vector_index
 from .bm25 import Postings
-from .embeddings import get_embedder
-from .models import Chunk
-from .snapshot import Snapshot, document_runs
-from .terms import TOKENIZER, chunk_terms, decode
+from .snapshot import ROW_FIELDS, Snapshot, empty
 
 logger = logging.getLogger(__name__)
-
-
-def empty_snapshot(knowledge_base_id: str, version: int, dimension: int) -> Snapshot:
-    return Snapshot(
-        knowledge_base_id=knowledge_base_id,
-        version=version,
-        dimension=dimension,
-        chunk_ids=np.zeros(0, dtype=np.int64),
-        document_ids=np.zeros(0, dtype=object),
-        ordinals=np.zeros(0, dtype=np.int32),
-        lengths=np.zeros(0, dtype=np.float32),
-        folds=np.zeros(0, dtype=bool),
-        matrix=np.zeros((0, dimension), dtype=np.float32),
-        postings=Postings(),
-    )
 
 
 @dataclass
@@ -69,7 +49,7 @@ def changes(snapshot: Snapshot) -> Changes:
     )
     searched = np.ones(snapshot.size, dtype=bool)
     searched[snapshot.removed] = False
-    starts, _ = snapshot.document_runs()
+    starts, _ = snapshot.runs
     # A document removed and published again may have rows on either side.
     flips = np.flatnonzero(searched[1:] != searched[:-1]) + 1
     if len(flips):
@@ -110,7 +90,7 @@ def compacted(snapshot: Snapshot) -> Snapshot:
     """The same version built in one piece, from the snapshot alone (no query)."""
     keep = np.ones(snapshot.size, dtype=bool)
     keep[snapshot.removed] = False
-    return rebuilt(snapshot, snapshot.version, Changes(keep, Added.empty()))
+    return rebuilt(snapshot, snapshot.version, Changes(keep, Added()))
 
 
 def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
@@ -121,93 +101,33 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
     removed = np.union1d(snapshot.removed, changes.removed_now(snapshot)).astype(
         np.int64
     )
-    appended_postings = Postings.merged(
-        (snapshot.appended_postings or Postings()).entries(),
-        added.hashes,
-        added.rows + snapshot.size,
-        added.counts,
-    )
     old_matrix = snapshot.appended_matrix
     if old_matrix is None:
         old_matrix = np.zeros((0, snapshot.dimension), dtype=np.float32)
-    refreshed = dataclasses.replace(
+    approximate = None
+    if size >= settings.SEARCH_ANN_MIN_CHUNKS:
+        same_rows = np.arange(snapshot.size, dtype=np.int64)
+        approximate = vector_index.carried(
+            snapshot.approximate, same_rows, size, removed
+        )
+    return dataclasses.replace(
         snapshot,
         version=version,
-        chunk_ids=np.concatenate([snapshot.chunk_ids, added.chunk_ids]),
-        document_ids=np.concatenate([snapshot.document_ids, added.document_ids]),
-        ordinals=np.concatenate([snapshot.ordinals, added.ordinals]),
-        lengths=np.concatenate([snapshot.lengths, added.lengths]),
-        folds=np.concatenate([snapshot.folds, added.folds]),
+        **{
+            name: np.concatenate([getattr(snapshot, name), getattr(added, name)])
+            for name in ROW_FIELDS
+        },
         appended_matrix=np.concatenate([old_matrix, added.matrix(snapshot.dimension)]),
-        appended_postings=appended_postings,
+        appended_postings=Postings.merged(
+            (snapshot.appended_postings or Postings()).entries(),
+            added.hashes,
+            added.rows + snapshot.size,
+            added.counts,
+        ),
         removed=removed,
-        removed_frequencies=(
-            _base_removed_frequencies(snapshot, removed, size),
-            bm25.removed_frequencies(appended_postings, removed, size),
-        )
-        if len(removed)
-        else (),
         stale=snapshot.stale + added.stale,
-        approximate=None,
-        awaiting="",
-        runs=_appended_runs(snapshot, added.document_ids),
-    )
-    if size >= settings.SEARCH_ANN_MIN_CHUNKS and snapshot.approximate is not None:
-        refreshed.approximate = vector_index.carried(
-            snapshot.approximate,
-            np.arange(snapshot.size, dtype=np.int64),
-            size,
-            removed,
-        )
-    return refreshed
-
-
-def _base_removed_frequencies(
-    snapshot: Snapshot, removed: np.ndarray, size: int
-) -> np.ndarray:
-    """Per term of the base's postings, how many `removed` rows hold it: the
-    snapshot's counts plus the terms of the base rows removed now, read from
-    their stored chunks; the postings are scanned when those are not there."""
-    postings = snapshot.postings
-    newly = np.setdiff1d(removed[removed < snapshot.base_size], snapshot.removed)
-    counts = np.zeros(len(postings.hashes), dtype=np.int32)
-    if snapshot.removed_frequencies:
-        counts += snapshot.removed_frequencies[0]
-    if not len(newly):
-        return counts
-    hashes = _stored_hashes(snapshot.chunk_ids[newly])
-    terms = np.searchsorted(postings.hashes, hashes) if hashes is not None else None
-    if terms is None or (terms >= len(postings.hashes)).any():
-        return bm25.removed_frequencies(postings, removed, size)
-    if (postings.hashes[terms] != hashes).any():
-        return bm25.removed_frequencies(postings, removed, size)
-    np.add.at(counts, terms, 1)
-    return counts
-
-
-def _stored_hashes(chunk_ids: np.ndarray) -> np.ndarray | None:
-    """The term hashes of these chunks as stored, one per chunk and term; None
-    when one is gone or was made by another tokenizer."""
-    rows = list(
-        Chunk.objects.filter(pk__in=chunk_ids.tolist()).values_list(
-            "terms", "tokenizer"
-        )
-    )
-    if len(rows) != len(chunk_ids) or any(made != TOKENIZER for _, made in rows):
-        return None
-    parts = [decode(bytes(blob))[0] for blob, _ in rows]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _appended_runs(
-    snapshot: Snapshot, document_ids: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The snapshot's document runs, then those of rows appended to it."""
-    starts, documents = snapshot.document_runs()
-    more, others = document_runs(document_ids)
-    return (
-        np.concatenate([starts, more + snapshot.size]),
-        np.concatenate([documents, others]),
+        approximate=approximate,
+        known_runs=snapshot.runs_after(added.document_ids),
     )
 
 
@@ -219,8 +139,9 @@ def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
     # the rows are copied once, not twice.
     dropped = not keep.all()
 
-    def kept_rows(array: np.ndarray) -> np.ndarray:
-        return array[keep] if dropped else array
+    def rows_of(name: str) -> np.ndarray:
+        kept = getattr(snapshot, name)[keep] if dropped else getattr(snapshot, name)
+        return np.concatenate([kept, getattr(added, name)])
 
     new_index = np.full(snapshot.size, -1, dtype=np.int64)
     new_index[keep] = np.arange(int(keep.sum()))
@@ -246,17 +167,12 @@ def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         extra_counts = np.concatenate([counts[survivors], extra_counts])
     else:
         extra_rows = extra_rows + base
-    refreshed = Snapshot(
+    size = base + len(added.chunk_ids)
+    return Snapshot(
         knowledge_base_id=snapshot.knowledge_base_id,
         version=version,
         dimension=snapshot.dimension,
-        chunk_ids=np.concatenate([kept_rows(snapshot.chunk_ids), added.chunk_ids]),
-        document_ids=np.concatenate(
-            [kept_rows(snapshot.document_ids), added.document_ids]
-        ),
-        ordinals=np.concatenate([kept_rows(snapshot.ordinals), added.ordinals]),
-        lengths=np.concatenate([kept_rows(snapshot.lengths), added.lengths]),
-        folds=np.concatenate([kept_rows(snapshot.folds), added.folds]),
+        **{name: rows_of(name) for name in ROW_FIELDS},
         matrix=_kept_vectors(snapshot, keep, added.matrix(snapshot.dimension)),
         postings=Postings.merged(
             entries,
@@ -265,12 +181,10 @@ def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
             extra_counts.astype(np.uint16),
         ),
         stale=snapshot.stale + added.stale,
+        approximate=vector_index.carried(snapshot.approximate, new_index, size)
+        if size >= settings.SEARCH_ANN_MIN_CHUNKS
+        else None,
     )
-    if refreshed.size >= settings.SEARCH_ANN_MIN_CHUNKS:
-        refreshed.approximate = vector_index.carried(
-            snapshot.approximate, new_index, refreshed.size
-        )
-    return refreshed
 
 
 def _kept_vectors(snapshot: Snapshot, keep: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -292,36 +206,20 @@ def _kept_vectors(snapshot: Snapshot, keep: np.ndarray, new: np.ndarray) -> np.n
 
 @dataclass
 class Added:
-    """The published chunks a refresh adds, as arrays (rows numbered from 0)."""
+    """The published chunks a refresh adds, as arrays (rows numbered from 0);
+    none by default."""
 
-    chunk_ids: np.ndarray
-    document_ids: np.ndarray
-    ordinals: np.ndarray
-    lengths: np.ndarray
-    folds: np.ndarray
-    hashes: np.ndarray
-    rows: np.ndarray
-    counts: np.ndarray
-    embeddings: list[bytes]
-    models: list[str]
-    stale: int
-
-    @classmethod
-    def empty(cls) -> Added:
-        none = np.zeros(0, dtype=np.int64)
-        return cls(
-            chunk_ids=none,
-            document_ids=np.zeros(0, dtype=object),
-            ordinals=np.zeros(0, dtype=np.int32),
-            lengths=np.zeros(0, dtype=np.float32),
-            folds=np.zeros(0, dtype=bool),
-            hashes=none,
-            rows=np.zeros(0, dtype=np.int32),
-            counts=np.zeros(0, dtype=np.uint16),
-            embeddings=[],
-            models=[],
-            stale=0,
-        )
+    chunk_ids: np.ndarray = field(default_factory=empty(np.int64))
+    document_ids: np.ndarray = field(default_factory=empty(object))
+    ordinals: np.ndarray = field(default_factory=empty(np.int32))
+    lengths: np.ndarray = field(default_factory=empty(np.float32))
+    folds: np.ndarray = field(default_factory=empty(bool))
+    hashes: np.ndarray = field(default_factory=empty(np.int64))
+    rows: np.ndarray = field(default_factory=empty(np.int32))
+    counts: np.ndarray = field(default_factory=empty(np.uint16))
+    embeddings: list[bytes] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    stale: int = 0
 
     def matrix(self, dimension: int) -> np.ndarray:
         """Their vectors. Vectors of another embedder are never compared: those

@@ -1,0 +1,454 @@
+"""Per-process, per-knowledge-base search snapshots of the published chunks, kept
+current with each knowledge base's `index_version`: a query reads the versions
+(one small query) and refreshes what moved first, so a publish in any process is
+seen by every process on its next query. A refresh appends the newly published
+rows until SEARCH_APPEND_SHARE, then builds in one piece (`refresh`). With
+SEARCH_SNAPSHOT_DIR the processes of a host share each version as mapped files
+(`files`); writing them, building an appended version whole (`compactions`) and
+building approximate indexes (`index_builds`) run in the background. The
+threads, locks and invariants: docs/architecture/search.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Count, Max
+
+from documents.models import Document, DocumentStatus, KnowledgeBase
+from retrieval.embeddings import get_embedder
+from retrieval.terms import TOKENIZER
+
+from . import compactions, files, index_builds, refresh, vector_index
+from .background import Background
+from .index_builds import wants_index
+from .snapshot import Snapshot
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Entry:
+    """What the cache keeps for a knowledge base: its snapshot of the current
+    version and what it knows about it. Changed under the guard only; a new
+    version is a new entry."""
+
+    snapshot: Snapshot
+    # The stored version it was read from or written as ("": not stored).
+    stored_as: str = ""
+    # The stored version being written for it in the background ("": none).
+    awaiting: str = ""
+    # When to look again whether the host stored an approximate index.
+    next_index_look: float = 0.0
+
+
+def _shared_root() -> Path | None:
+    directory = settings.SEARCH_SNAPSHOT_DIR
+    return Path(directory) if directory else None
+
+
+def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
+    """`snapshot` at `version`, built in one piece."""
+    return refresh.rebuilt(snapshot, version, refresh.changes(snapshot))
+
+
+def _next(
+    snapshot: Snapshot | None,
+    knowledge_base_id: str,
+    version: int,
+    *,
+    append: bool = True,
+) -> Snapshot:
+    """`snapshot` brought to `version`: by appending when `append` and it stays
+    within SEARCH_APPEND_SHARE, else built in one piece (anew when it cannot
+    be brought up to date)."""
+    if not _refreshable(snapshot):
+        dimension = get_embedder().dimension
+        empty = Snapshot(
+            knowledge_base_id, -1, dimension, np.zeros((0, dimension), np.float32)
+        )
+        return _refreshed(empty, version)
+    if not append:
+        return _refreshed(snapshot, version)
+    changes = refresh.changes(snapshot)
+    if refresh.appendable(snapshot, changes):
+        return refresh.appended(snapshot, version, changes)
+    return refresh.rebuilt(snapshot, version, changes)
+
+
+def _refreshable(snapshot: Snapshot | None) -> bool:
+    """Whether `_next` brings `snapshot` up to date rather than building anew."""
+    return (
+        snapshot is not None
+        and not snapshot.stale
+        and snapshot.dimension == get_embedder().dimension
+    )
+
+
+def _fingerprint(knowledge_base_id: str) -> str:
+    """What is published, beside the version (a database restored from a backup
+    may give a version number again), and what made the chunks' terms and
+    vectors. Read from the documents, a twentieth of the chunk rows."""
+    count, newest = (
+        Document.objects.filter(
+            knowledge_base_id=knowledge_base_id, status=DocumentStatus.PUBLISHED
+        )
+        .aggregate(count=Count("id"), newest=Max("published_at"))
+        .values()
+    )
+    embedder = get_embedder()
+    made_by = f"{embedder.name}-{embedder.dimension}-{TOKENIZER}-{newest}"
+    digest = hashlib.blake2b(made_by.encode(), digest_size=6).hexdigest()
+    return f"{count}-{digest}"
+
+
+class SnapshotCache:
+    """The snapshots of this process, refreshed when their index version moves."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Entry] = {}
+        self._guard = threading.Lock()
+        self._process_locks: dict[str, threading.Lock] = {}
+        self._background = Background()
+
+    # The lock order. Locks that wait are taken through `_locked` only, in this
+    # order: this process's lock of a knowledge base (one refresh at a time),
+    # then the host's build lock of it (`files.lock`: one process of the host
+    # writes its versions). `_guard` (the entries, the process locks) is held
+    # to read or change one, never while waiting for another lock. The host's
+    # index and compaction locks are only tried, never waited for.
+    @contextlib.contextmanager
+    def _locked(
+        self, knowledge_base_id: str, *, process: bool = True, root: Path | None = None
+    ) -> Iterator[None]:
+        """This process's lock of the knowledge base (`process` off: its caller
+        holds it, or must not wait for it), then with `root` the host's."""
+        with contextlib.ExitStack() as held:
+            if process:
+                with self._guard:
+                    lock = self._process_locks.setdefault(
+                        knowledge_base_id, threading.Lock()
+                    )
+                held.enter_context(lock)
+            if root is not None:
+                held.enter_context(files.lock(root, knowledge_base_id))
+            yield
+
+    def snapshots(self, knowledge_base_ids: list[str]) -> list[Snapshot]:
+        versions = dict(
+            KnowledgeBase.objects.filter(pk__in=knowledge_base_ids).values_list(
+                "id", "index_version"
+            )
+        )
+        return [
+            self._current(kb_id, version) for kb_id, version in sorted(versions.items())
+        ]
+
+    def entry(self, knowledge_base_id: str) -> Entry | None:
+        with self._guard:
+            return self._entries.get(knowledge_base_id)
+
+    def _current(self, knowledge_base_id: str, version: int) -> Snapshot:
+        entry = self._entries.get(knowledge_base_id)
+        if entry is None or entry.snapshot.version != version:
+            with self._locked(knowledge_base_id):
+                entry = self._entries.get(knowledge_base_id)
+                if entry is None or entry.snapshot.version != version:
+                    entry = self._load(entry, knowledge_base_id, version)
+                    with self._guard:
+                        # Put in place already by `_shared`, and maybe
+                        # replaced by its files since.
+                        put = self._entries.get(knowledge_base_id)
+                        if put is not None and put.snapshot.version == version:
+                            entry = put
+                        else:
+                            self._entries[knowledge_base_id] = entry
+        if wants_index(entry.snapshot):
+            return self._with_index(entry)
+        return entry.snapshot
+
+    def _put(self, entry: Entry) -> Entry:
+        with self._guard:
+            self._entries[entry.snapshot.knowledge_base_id] = entry
+        return entry
+
+    def _swap(self, entry: Entry, old: Snapshot, new: Snapshot, **fields) -> bool:
+        """Put `new` in place of `old` in `entry` (with `fields`), unless another
+        snapshot took its place meanwhile, or `entry` is no longer current."""
+        with self._guard:
+            current = self._entries.get(old.knowledge_base_id)
+            if current is not entry or entry.snapshot is not old:
+                return False
+            entry.snapshot = new
+            for name, value in fields.items():
+                setattr(entry, name, value)
+            return True
+
+    def _load(self, entry: Entry | None, knowledge_base_id: str, version: int) -> Entry:
+        snapshot = entry.snapshot if entry is not None else None
+        root = _shared_root()
+        if root is not None:
+            try:
+                return self._shared(root, snapshot, knowledge_base_id, version)
+            except OSError as error:  # not writable, disk full: search goes on
+                logger.warning(
+                    "search snapshots cannot be shared through %s (%s); this "
+                    "process keeps its own",
+                    root,
+                    type(error).__name__,
+                )
+        return Entry(_next(snapshot, knowledge_base_id, version))
+
+    def _shared(
+        self,
+        root: Path,
+        snapshot: Snapshot | None,
+        knowledge_base_id: str,
+        version: int,
+    ) -> Entry:
+        """The host's stored snapshot of this version, mapped. A process that
+        has a snapshot to bring up to date answers from its copy at once and
+        writes the files in the background; the others wait for the files."""
+        name = files.version_name(version, _fingerprint(knowledge_base_id))
+        stored = files.load(root, knowledge_base_id, name, snapshot)
+        if stored is not None:
+            return Entry(stored, stored_as=name)
+        if not _refreshable(snapshot):
+            return self._built_and_stored(
+                root, snapshot, knowledge_base_id, version, name
+            )
+        saving = self._background.running("save", knowledge_base_id)
+        if snapshot.base_name and not saving:
+            appended = self._appended_and_stored(root, snapshot, version, name)
+            if appended is not None:
+                return appended
+        if not saving:  # another process of the host writing it is waited for
+            held = files.lock(root, knowledge_base_id, wait=False)  # tried only
+            if held is None:
+                return self._built_and_stored(
+                    root, snapshot, knowledge_base_id, version, name
+                )
+            held.close()
+        refreshed = _next(snapshot, knowledge_base_id, version, append=False)
+        if refreshed.stale:
+            return Entry(refreshed)  # not to be shared until reindexed
+        entry = self._put(Entry(refreshed, awaiting=name))  # before its write ends
+        # After the write of an older version under way, if any.
+        self._background.start(
+            ("save", knowledge_base_id), partial(self._save, root, entry), queue=True
+        )
+        return entry
+
+    def _built_and_stored(
+        self,
+        root: Path,
+        snapshot: Snapshot | None,
+        knowledge_base_id: str,
+        version: int,
+        name: str,
+    ) -> Entry:
+        """The stored version `name`, mapped; built and stored by this process
+        unless another process of the host does it first (this one waits)."""
+        with self._locked(knowledge_base_id, process=False, root=root):
+            stored = files.load(root, knowledge_base_id, name, snapshot)
+            if stored is not None:
+                return Entry(stored, stored_as=name)
+            built = _next(snapshot, knowledge_base_id, version, append=False)
+            if built.stale:
+                return Entry(built)  # rebuilt at every version until reindexed
+            files.store(root, knowledge_base_id, name, built)
+            stored = files.load(root, knowledge_base_id, name)
+            return Entry(stored, stored_as=name) if stored else Entry(built)
+
+    def _save(self, root: Path, entry: Entry) -> None:
+        """Write the version `entry` awaits, then put its mapped files in place
+        of the copy (its memory goes); when they cannot be written, the copy
+        stays, no longer awaiting."""
+        private, name = entry.snapshot, entry.awaiting
+        knowledge_base_id = private.knowledge_base_id
+        try:
+            with self._locked(knowledge_base_id, process=False, root=root):
+                files.store(root, knowledge_base_id, name, private)
+                stored = files.load(root, knowledge_base_id, name)
+        except OSError as error:  # disk full, folder gone: the copy serves
+            logger.warning(
+                "search snapshot %s of knowledge base %s not stored in %s (%s)",
+                name,
+                knowledge_base_id,
+                root,
+                type(error).__name__,
+            )
+            stored = None
+        # An index handed over during the write is newer than the stored one.
+        while self.entry(knowledge_base_id) is entry:
+            current = entry.snapshot
+            mapped = stored or current
+            newer = current.approximate is not private.approximate
+            if stored and current.approximate and (newer or not stored.approximate):
+                mapped = _with_index(stored, current.chunk_ids, current.approximate)
+            stored_as = name if stored else ""
+            if self._swap(entry, current, mapped, awaiting="", stored_as=stored_as):
+                return
+
+    def _appended_and_stored(
+        self, root: Path, snapshot: Snapshot, version: int, name: str
+    ) -> Entry | None:
+        """`snapshot` brought to `version` by appending, its appended rows
+        stored as `name` (a few rows: written before answering); None when it is
+        to be built whole now (far past SEARCH_APPEND_SHARE, or its base's files
+        gone). Past the share it is built whole in the background."""
+        knowledge_base_id = snapshot.knowledge_base_id
+        with self._locked(knowledge_base_id, process=False, root=root):
+            stored = files.load(root, knowledge_base_id, name, snapshot)
+            if stored is not None:
+                return Entry(stored, stored_as=name)
+            snapshot = self._rebased(root, snapshot, version)
+            if not files.stored(root, knowledge_base_id, snapshot.base_name):
+                return None
+            changes = refresh.changes(snapshot)
+            if not refresh.appendable(snapshot, changes, limit=refresh.HARD_LIMIT):
+                return None
+            appended = refresh.appended(snapshot, version, changes)
+            if appended.stale:
+                return Entry(appended)  # not to be shared until reindexed
+            files.store(root, knowledge_base_id, name, appended)
+        entry = Entry(appended, stored_as=name)
+        if refresh.past_share(appended):
+            self._put(entry)  # before the compaction can put the whole one
+            self._background.start(
+                ("compaction", knowledge_base_id),
+                partial(self._compact, root, entry),
+            )
+        return entry
+
+    @staticmethod
+    def _rebased(root: Path, snapshot: Snapshot, version: int) -> Snapshot:
+        """The host's newest version built whole by a compaction, when it is
+        newer than the snapshot's base (the changes since are appended to it);
+        else `snapshot`."""
+        knowledge_base_id = snapshot.knowledge_base_id
+        newest = files.newest_whole(root, knowledge_base_id)
+        if (
+            not newest
+            or not snapshot.base_name
+            or newest == snapshot.base_name
+            # Older than the base; or newer than the version built: from
+            # before a database restored from a backup.
+            or not files.version_of(snapshot.base_name)
+            < files.version_of(newest)
+            < version
+        ):
+            return snapshot
+        whole = files.load(root, knowledge_base_id, newest)
+        if whole is None or whole.dimension != snapshot.dimension:
+            return snapshot
+        return whole
+
+    def _compact(self, root: Path, entry: Entry) -> None:
+        """Build the appended version whole and put it in place of the appended
+        one, unless a newer version took that one's place meanwhile."""
+        appended = entry.snapshot
+        whole = compactions.compacted(root, appended, entry.stored_as)
+        if whole is not None:
+            stored_as = files.whole_name(entry.stored_as)
+            self._swap(entry, appended, whole, stored_as=stored_as)
+
+    def _with_index(self, entry: Entry) -> Snapshot:
+        """The snapshot with the index another process of the host has stored,
+        if there is one; otherwise a build starts in the background and the
+        snapshot serves as it is."""
+        snapshot = entry.snapshot
+        knowledge_base_id = snapshot.knowledge_base_id
+        if self._background.running("index", knowledge_base_id):
+            return snapshot
+        now = time.monotonic()
+        with self._guard:
+            if now < entry.next_index_look:
+                return snapshot
+            entry.next_index_look = now + index_builds.INDEX_POLL_SECONDS
+        root = _shared_root()
+        if root is not None:
+            snapshot = index_builds.taken_up(root, snapshot, self._hand_over)
+            if not wants_index(snapshot):
+                return snapshot
+        build = partial(
+            index_builds.build, snapshot, root, self._locked, self._hand_over
+        )
+        self._background.start(("index", knowledge_base_id), build)
+        return snapshot
+
+    def _hand_over(
+        self,
+        knowledge_base_id: str,
+        chunk_ids: np.ndarray,
+        approximate: vector_index.Approximate,
+    ) -> Snapshot | None:
+        """Give an index whose key k stands for the chunk `chunk_ids[k]` to the
+        knowledge base's current snapshot, its keys mapped to that snapshot's rows."""
+        with self._locked(knowledge_base_id):
+            while (entry := self.entry(knowledge_base_id)) is not None:
+                current = entry.snapshot
+                given = _with_index(current, chunk_ids, approximate)
+                if self._swap(entry, current, given):
+                    return given
+        return None  # discarded meanwhile
+
+    def building_indexes(self) -> bool:
+        """Whether an approximate index is being built in the background."""
+        return self._background.running("index")
+
+    def wait_for_index_builds(self, timeout: float | None = None) -> None:
+        """Until the approximate indexes being built are handed over."""
+        self._background.wait("index", timeout)
+
+    def wait_for_compactions(self, timeout: float | None = None) -> None:
+        """Until the snapshots being built whole in the background are stored."""
+        self._background.wait("compaction", timeout)
+
+    def wait_for_saves(self, timeout: float | None = None) -> None:
+        """Until the snapshots being written for the host are written."""
+        self._background.wait("save", timeout)
+
+    def wait_for_background(self, timeout: float | None = None) -> None:
+        """Until every background job (index builds, saves, compactions) is done."""
+        self._background.wait(None, timeout)
+
+    def discard(self, knowledge_base_id: str) -> None:
+        """Forget one knowledge base's snapshot (it was deleted)."""
+        with self._guard:
+            self._entries.pop(knowledge_base_id, None)
+            self._process_locks.pop(knowledge_base_id, None)
+        root = _shared_root()
+        if root is not None:
+            # A write under way would bring its folder back.
+            self.wait_for_saves()
+            self.wait_for_compactions()
+            files.discard(root, knowledge_base_id)
+
+    def clear(self) -> None:
+        with self._guard:
+            self._entries.clear()
+
+
+def _with_index(
+    snapshot: Snapshot, chunk_ids: np.ndarray, approximate: vector_index.Approximate
+) -> Snapshot:
+    """`snapshot` with an index whose key k stands for the chunk `chunk_ids[k]`."""
+    new_row = vector_index.row_map(chunk_ids, snapshot.chunk_ids)
+    carried = vector_index.carried(
+        approximate, new_row, snapshot.size, snapshot.removed
+    )
+    return dataclasses.replace(snapshot, approximate=carried)
+
+
+snapshot_cache = SnapshotCache()
