@@ -248,15 +248,15 @@ print(time.perf_counter() - started, memory_of(os.getpid())["rss"],
 def run_search(size: int, query_count: int) -> dict:
     from query_latency import load_texts_and_questions, populate, timed
 
-    from retrieval import index
     from retrieval.search import PROFILES, search
+    from retrieval.search_backends.snapshots import cache
 
     texts, questions = load_texts_and_questions()
     questions = questions[:query_count]
     started = time.perf_counter()
     _, user = populate(size, texts)
     populate_seconds = time.perf_counter() - started
-    index.snapshot_cache.clear()
+    cache.snapshot_cache.clear()
     rows = {}
     for profile in PROFILES:
         search(user=user, question=questions[0], profile=profile)  # warm

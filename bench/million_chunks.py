@@ -218,7 +218,7 @@ def searches_while_the_index_builds(cache, user, questions: list[str]) -> list[f
 
 def recall_at_10(snapshot, approximate, vectors) -> float:
     """Share of the approximate top 10 whose score reaches exact search's tenth."""
-    from retrieval import vector_index
+    from retrieval.search_backends.snapshots import vector_index
 
     reached = []
     for query in vectors:
@@ -256,10 +256,10 @@ def main() -> None:
     from query_latency import publish_to_visible_ms
 
     from documents.models import KnowledgeBase
-    from retrieval import vector_index
     from retrieval.embeddings import get_embedder
-    from retrieval.index import snapshot_cache
     from retrieval.search import PROFILES
+    from retrieval.search_backends.snapshots import vector_index
+    from retrieval.search_backends.snapshots.cache import snapshot_cache
 
     text, questions = cmrc()
     load_sentences(text)

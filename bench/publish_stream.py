@@ -53,9 +53,9 @@ def stream(user, kb, texts, question, share: str, folder, count: int):
     from django.conf import settings
 
     from documents.models import Document
-    from retrieval import snapshot_files
-    from retrieval.index import snapshot_cache
     from retrieval.search import search
+    from retrieval.search_backends.snapshots import files
+    from retrieval.search_backends.snapshots.cache import snapshot_cache
 
     shutil.rmtree(folder, ignore_errors=True)
     settings.SEARCH_SNAPSHOT_DIR = str(folder)
@@ -100,10 +100,10 @@ def stream(user, kb, texts, question, share: str, folder, count: int):
         search(user=user, question=question, profile="hybrid-v1")
         ours.append((time.perf_counter() - started) * 1000)
         theirs.append(float(watcher.stdout.readline()))
-        wholes.add(snapshot_files.newest_whole(folder, kb.pk))
+        wholes.add(files.newest_whole(folder, kb.pk))
     snapshot_cache.wait_for_saves()
     snapshot_cache.wait_for_compactions()
-    wholes.add(snapshot_files.newest_whole(folder, kb.pk))
+    wholes.add(files.newest_whole(folder, kb.pk))
     watcher.stdin.close()
     watcher.wait()  # a compaction of its own under way dies with it
     return ours, theirs, len(wholes - {""})

@@ -145,8 +145,8 @@ def main() -> None:
     from retrieval import chinese, tokens
     from retrieval.chinese import to_simplified
     from retrieval.embeddings import HashingEmbedder
-    from retrieval.index import snapshot_cache
     from retrieval.search import search_snapshots
+    from retrieval.search_backends.snapshots.cache import snapshot_cache
 
     chunks = load_chunks()
     questions = [

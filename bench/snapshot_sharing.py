@@ -143,8 +143,8 @@ def _publish_to_visible(user, texts, questions, folder) -> list[float]:
     from django.conf import settings
 
     from documents.models import KnowledgeBase
-    from retrieval.index import snapshot_cache
     from retrieval.search import search
+    from retrieval.search_backends.snapshots.cache import snapshot_cache
 
     settings.SEARCH_SNAPSHOT_DIR = str(folder)
     snapshot_cache.clear()

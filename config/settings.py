@@ -512,19 +512,26 @@ METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=False)
 # anonymous callers cannot make every request query the database and write to
 # storage.
 READINESS_CACHE_SECONDS = env.float("READINESS_CACHE_SECONDS", default=5.0)
+# What serves search: a class implementing retrieval.search_backends.SearchBackend,
+# by dotted path (docs/architecture/search.md, "A new search backend"). The
+# SEARCH_* settings below are the snapshot backend's.
+SEARCH_BACKEND = env(
+    "SEARCH_BACKEND",
+    default="retrieval.search_backends.snapshots.backend.SnapshotBackend",
+)
 # Web processes build their search snapshots in the background as they start;
-# /api/health/ready says "warming" until they are built (retrieval/warmup.py).
+# /api/health/ready says "warming" until they are built (snapshots/warmup.py).
 SEARCH_WARMUP = env.bool("SEARCH_WARMUP", default=True)
 # Where the processes of a host keep the search snapshots they share (memory-mapped
-# files, retrieval/snapshot_files.py); empty: each process keeps its own in memory.
+# files, snapshots/files.py); empty: each process keeps its own in memory.
 SEARCH_SNAPSHOT_DIR = env("SEARCH_SNAPSHOT_DIR", default=str(VAR_DIR / "snapshots"))
 # From this many published chunks in a knowledge base, the vector list's
-# candidates come from an approximate index (retrieval/vector_index.py) instead of
+# candidates come from an approximate index (snapshots/vector_index.py) instead of
 # scoring every row: where exact search crosses the latency target (docs/benchmarks.md).
 SEARCH_ANN_MIN_CHUNKS = env.int("SEARCH_ANN_MIN_CHUNKS", default=200_000)
 # A publish appends to a knowledge base's snapshot (writing only the new rows)
 # until the rows appended and those no longer published pass this share of its
-# rows; then the snapshot is built and stored whole again (retrieval/index.py).
+# rows; then the snapshot is built and stored whole again (snapshots/cache.py).
 SEARCH_APPEND_SHARE = env.float("SEARCH_APPEND_SHARE", default=0.1)
 
 # --- Answers ---

@@ -9,7 +9,9 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
-if settings.SEARCH_WARMUP:
-    from retrieval.warmup import warmup
+if settings.SEARCH_WARMUP and settings.SEARCH_BACKEND.startswith(
+    "retrieval.search_backends.snapshots."
+):
+    from retrieval.search_backends.snapshots.warmup import warmup
 
     warmup.start()

@@ -24,7 +24,7 @@ _DESCRIPTIONS = {
     422: "Validation error or empty document",
     428: "If-Match header missing",
     429: "Too many requests (throttled, account_locked) or streams (too_many_streams)",
-    503: "A provider is unavailable",
+    503: "A provider or the search backend is unavailable",
 }
 
 

@@ -17,6 +17,7 @@ from core.errors import Conflict, SeparationOfDuties, ValidationFailed
 
 from .models import Document, DocumentStatus, KnowledgeBase, Role
 from .selectors import member_document, require_role
+from .signals import announce_on_commit, version_published, version_withdrawn
 from .transitions import transition_document, transition_documents
 from .uploads import EmptyDocument, FileTooLarge, detect_kind, is_blank, safe_filename
 
@@ -129,6 +130,7 @@ def document_publish(
         previous = Document.objects.filter(
             family_id=document.family_id, status=DocumentStatus.PUBLISHED
         ).exclude(pk=document.pk)
+        withdrawn = list(previous.values_list("knowledge_base_id", "pk"))
         archived = transition_documents(previous, "archive")
         published = transition_document(
             document.pk,
@@ -140,6 +142,10 @@ def document_publish(
         )
         KnowledgeBase.objects.filter(pk=published.knowledge_base_id).update(
             index_version=F("index_version") + 1
+        )
+        announce_on_commit(version_withdrawn, withdrawn)
+        announce_on_commit(
+            version_published, [(published.knowledge_base_id, published.pk)]
         )
     logger.info(
         "document published id=%s archived_previous=%s by=%s",

@@ -10,9 +10,10 @@ class RetrievalConfig(AppConfig):
     def ready(self) -> None:
         from . import checks  # noqa: F401 (registers the system checks)
         from .embeddings import STAND_IN_HINT, embedder_check
-        from .warmup import search_check
+        from .search_backends import publishing, search_readiness
 
-        readiness.register("search", search_check)
+        publishing.connect()
+        readiness.register("search", search_readiness)
         # Reported, not required: search still works, on keywords and its vectors.
         readiness.register(
             "embedder",

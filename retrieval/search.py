@@ -15,15 +15,16 @@ Profiles:
   rerank restores the keyword evidence (docs/retrieval-quality.md).
 
 The question is embedded as a question (`embed_queries`) by the process's embedder
-and compared only with chunks that embedder made: a snapshot gives the chunks of
-another embedder a zero vector (`refresh.Added.matrix`), so they are found by
-keyword alone until `reindex_chunks` embeds them again.
+and compared only with chunks that embedder made: the chunks of another embedder
+are found by keyword alone until `reindex_chunks` embeds them again.
 
-Visibility comes first: only snapshots of knowledge bases where the caller is a
-member are consulted, and snapshots hold published chunks only. The chunks of the
-final hits are served only while their version is still published in one of the
-caller's knowledge bases, so that a bookkeeping bug of the index never serves
-archived, draft or another team's text.
+The candidates come from the search backend (`SEARCH_BACKEND`,
+`retrieval.search_backends`); ranking them is this module's job, whatever serves
+them. Visibility comes first: only the caller's knowledge bases are searched, and
+a backend holds published chunks only. The chunks of the final hits are served
+only while their version is still published in one of the caller's knowledge
+bases, so that a bookkeeping bug of the backend never serves archived, draft or
+another team's text.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 from django.conf import settings
 
 from core.errors import NotFound, ValidationFailed
@@ -41,9 +41,8 @@ from documents.models import DocumentStatus
 from documents.selectors import knowledge_base_ids_for
 
 from .embeddings import get_embedder
-from .index import Snapshot, snapshot_cache
 from .models import Chunk
-from .terms import term_hash
+from .search_backends import Candidate, Searcher, TermStatistics, get_search_backend
 from .tokens import normalized, query_tokens, word_pairs
 
 logger = logging.getLogger(__name__)
@@ -62,7 +61,18 @@ class Hit:
     knowledge_base_id: str
     ordinal: int
     score: float
-    row: int = -1  # the chunk's row in its knowledge base's snapshot
+    candidate: Candidate  # as the backend found it
+
+    @classmethod
+    def of(cls, candidate: Candidate) -> Hit:
+        return cls(
+            chunk_id=candidate.chunk_id,
+            document_id=candidate.document_id,
+            knowledge_base_id=candidate.knowledge_base_id,
+            ordinal=candidate.ordinal,
+            score=candidate.score,
+            candidate=candidate,
+        )
 
     def rescored(self, score: float) -> Hit:
         return replace(self, score=score)
@@ -83,19 +93,6 @@ class Passage:
     @property
     def chunk_id(self) -> int:
         return self.chunk_ids[0]
-
-
-class TermStatistics:
-    """How many published chunks of the searched knowledge bases hold each token of
-    the index (summed over their snapshots)."""
-
-    def __init__(self, snapshots: list[Snapshot]) -> None:
-        self.snapshots = snapshots
-        self.size = sum(snapshot.searched for snapshot in snapshots)
-
-    def frequency(self, token: str) -> int:
-        hashed = term_hash(token)
-        return sum(snapshot.frequency(hashed) for snapshot in self.snapshots)
 
 
 @dataclass
@@ -134,40 +131,23 @@ def search(
             f"Unknown profile {profile!r}; use one of {', '.join(PROFILES)}."
         )
     kb_ids = searchable_knowledge_bases(user, knowledge_base_ids)
-    return search_snapshots(
-        snapshot_cache.snapshots(kb_ids),
-        question,
-        top_k=top_k,
-        profile=profile,
-        knowledge_base_ids=kb_ids,
+    return search_with(
+        get_search_backend().searcher(kb_ids), question, top_k=top_k, profile=profile
     )
 
 
-def search_snapshots(
-    snapshots: list[Snapshot],
-    question: str,
-    *,
-    top_k: int,
-    profile: str,
-    knowledge_base_ids: list[str] | None = None,
+def search_with(
+    searcher: Searcher, question: str, *, top_k: int, profile: str
 ) -> SearchRun:
-    """Search `snapshots`; passages come only from chunks published in
-    `knowledge_base_ids` (by default, the snapshots' knowledge bases)."""
-    run = SearchRun(
-        profile=profile, question=question, statistics=TermStatistics(snapshots)
-    )
+    """Rank what `searcher` finds; passages come only from chunks published in
+    its knowledge bases."""
+    run = SearchRun(profile=profile, question=question, statistics=searcher.statistics)
     query_terms = query_tokens(question)
     if profile in ("keyword", "hybrid-v1"):
-        run.keyword = _top(
-            snapshots,
-            [snapshot.keyword_top(query_terms, CANDIDATES) for snapshot in snapshots],
-        )
+        run.keyword = _hits(searcher.keyword(query_terms, CANDIDATES))
     if profile in ("vector", "hybrid-v1"):
         query_vector = get_embedder().embed_queries([question])[0]
-        run.vector = _top(
-            snapshots,
-            [snapshot.nearest(query_vector, CANDIDATES) for snapshot in snapshots],
-        )
+        run.vector = _hits(searcher.nearest(query_vector, CANDIDATES))
 
     if profile == "keyword":
         ranked = run.keyword
@@ -176,36 +156,16 @@ def search_snapshots(
     else:
         run.fused = _fuse(run.keyword, run.vector)
         run.reranked = _rerank(
-            run.fused[:RERANK_DEPTH], question, snapshots, query_terms
+            run.fused[:RERANK_DEPTH], question, searcher, query_terms
         )
         # Rerank bonuses are never negative, so the unreranked tail stays below.
         ranked = run.reranked + run.fused[RERANK_DEPTH:]
-    if knowledge_base_ids is None:
-        knowledge_base_ids = [snapshot.knowledge_base_id for snapshot in snapshots]
-    run.passages = _passages(ranked[:top_k], knowledge_base_ids)
+    run.passages = _passages(ranked[:top_k], list(searcher.knowledge_base_ids))
     return run
 
 
-def _top(
-    snapshots: list[Snapshot], best: list[tuple[np.ndarray, np.ndarray]]
-) -> list[Hit]:
-    """The best `CANDIDATES` rows with a positive score, over every snapshot."""
-    hits: list[Hit] = []
-    for snapshot, (rows, scores) in zip(snapshots, best, strict=True):
-        hits.extend(
-            Hit(
-                chunk_id=int(snapshot.chunk_ids[row]),
-                document_id=snapshot.document_ids[row],
-                knowledge_base_id=snapshot.knowledge_base_id,
-                ordinal=int(snapshot.ordinals[row]),
-                score=float(score),
-                row=int(row),
-            )
-            for row, score in zip(rows, scores, strict=True)
-            if score > 0
-        )
-    hits.sort(key=lambda hit: (-hit.score, hit.chunk_id))
-    return hits[:CANDIDATES]
+def _hits(candidates: list[Candidate]) -> list[Hit]:
+    return [Hit.of(candidate) for candidate in candidates]
 
 
 def _fuse(keyword: list[Hit], vector: list[Hit]) -> list[Hit]:
@@ -241,7 +201,7 @@ def vector_weight() -> float:
 def _rerank(
     candidates: list[Hit],
     question: str,
-    snapshots: list[Snapshot],
+    searcher: Searcher,
     query_terms: list[str],
 ) -> list[Hit]:
     """Add to the fused score how much of the question a chunk covers, and how closely.
@@ -253,14 +213,8 @@ def _rerank(
     """
     if not candidates:
         return []
-    folds_by_kb = {snapshot.knowledge_base_id: snapshot.folds for snapshot in snapshots}
-    bm25 = {}
-    for snapshot in snapshots:
-        kb_id = snapshot.knowledge_base_id
-        hits = [hit for hit in candidates if hit.knowledge_base_id == kb_id]
-        scores = snapshot.bm25_at(query_terms, np.array([hit.row for hit in hits]))
-        for hit, score in zip(hits, scores, strict=True):
-            bm25[hit.chunk_id] = float(score)
+    scores = searcher.keyword_scores(query_terms, [hit.candidate for hit in candidates])
+    bm25 = {hit.chunk_id: score for hit, score in zip(candidates, scores, strict=True)}
     best_bm25 = max(bm25.values()) or 1.0
     pairs = [
         (first, second, phrase)
@@ -269,7 +223,7 @@ def _rerank(
     ]
     weights = _idf_weights(
         sorted({term for first, second, _ in pairs for term in (first, second)}),
-        snapshots,
+        searcher.statistics,
     )
     phrases = [
         (phrase, weights[first] + weights[second]) for first, second, phrase in pairs
@@ -287,7 +241,7 @@ def _rerank(
             * _share(
                 normalized(
                     texts.get(hit.chunk_id, ""),
-                    fold=bool(folds_by_kb[hit.knowledge_base_id][hit.row]),
+                    fold=hit.candidate.folds,
                 ),
                 phrases,
             )
@@ -305,8 +259,7 @@ def _is_meaningful(token: str) -> bool:
     return not _PUNCTUATION.match(token)
 
 
-def _idf_weights(terms: list[str], snapshots: list[Snapshot]) -> dict[str, float]:
-    statistics = TermStatistics(snapshots)
+def _idf_weights(terms: list[str], statistics: TermStatistics) -> dict[str, float]:
     size = statistics.size or 1
     weights = {}
     for term in terms:

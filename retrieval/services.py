@@ -12,12 +12,13 @@ from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from documents.models import Document, KnowledgeBase
+from documents.models import Document, DocumentStatus, KnowledgeBase
 
 from .answers.evidence import sentence_texts
 from .answers.meaning import get_meaning
 from .embeddings import EmbedderUnavailable, get_embedder, to_bytes
 from .models import Chunk
+from .search_backends.publishing import republished_on_commit
 from .terms import TOKENIZER, ChunkTerms, chunk_terms
 
 if TYPE_CHECKING:
@@ -210,13 +211,15 @@ def chunks_reindex(
         batch = list(
             pending.filter(pk__gt=last_id)
             .order_by("pk")
-            .values_list("pk", "knowledge_base_id", "text", "heading_path")[:batch_size]
+            .values_list(
+                "pk", "knowledge_base_id", "text", "heading_path", "document_id"
+            )[:batch_size]
         )
         if not batch:
             return done
-        vectors = embedder.embed([text for _, _, text, _ in batch])
+        vectors = embedder.embed([text for _, _, text, _, _ in batch])
         with transaction.atomic():
-            for (pk, _, text, headings), vector in zip(batch, vectors, strict=True):
+            for (pk, _, text, headings, _), vector in zip(batch, vectors, strict=True):
                 terms = chunk_terms(text, headings)
                 Chunk.objects.filter(pk=pk).update(
                     terms=terms.terms,
@@ -227,8 +230,16 @@ def chunks_reindex(
                     embedding_model=embedder.name,
                 )
             KnowledgeBase.objects.filter(
-                pk__in={knowledge_base for _, knowledge_base, _, _ in batch}
+                pk__in={knowledge_base for _, knowledge_base, *_ in batch}
             ).update(index_version=F("index_version") + 1)
+            republished_on_commit(
+                list(
+                    Document.objects.filter(
+                        pk__in={row[4] for row in batch},
+                        status=DocumentStatus.PUBLISHED,
+                    ).values_list("knowledge_base_id", "pk")
+                )
+            )
         done += len(batch)
         last_id = batch[-1][0]
         on_progress(ReindexProgress(done, max(total, done)))

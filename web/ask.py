@@ -60,6 +60,9 @@ def _strings() -> dict[str, str]:
         "pick_kb": _("Choose at least one knowledge base to search."),
         "empty_question": _("Write a question first."),
         "throttled": _("Too many questions at once. Wait a moment and ask again."),
+        "search_unavailable": _(
+            "Search is unavailable right now. Try again in a few minutes."
+        ),
         "not_found": _(
             "That conversation or knowledge base is not available to you any more."
         ),

@@ -86,7 +86,7 @@ class RetrievalDebugView(APIView):
         request=DebugRequestSerializer,
         responses={
             200: DebugResponseSerializer,
-            **error_responses(401, 403, 422, 429),
+            **error_responses(401, 403, 422, 429, 503),
         },
         summary="Every stage of a search, with ranks and scores (reviewers, staff)",
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from http import HTTPStatus
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -23,9 +24,16 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
+from core.errors import DomainError
+from core.readiness import READY_STATES
 
-class SearchUnavailable(Exception):
+
+class SearchUnavailable(DomainError):
     """The backend cannot answer now (down, unreachable): search answers 503."""
+
+    error_code = "search_unavailable"
+    http_status = HTTPStatus.SERVICE_UNAVAILABLE
+    default_detail = "Search is unavailable right now; try again in a minute."
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,7 @@ class Searcher(Protocol):
 @dataclass(frozen=True)
 class Health:
     status: str  # "ready", "warming" or "unavailable"
+    # For operators; with "ready", a readiness word ("ok", "cold", "off") if any.
     detail: str = ""
 
 
@@ -87,10 +96,13 @@ class SearchBackend(Protocol):
         Raises SearchUnavailable when it cannot answer."""
 
     def published(self, knowledge_base_id: str, document_id: object) -> None:
-        """A document version's chunks were published (after the commit)."""
+        """A document version's chunks were published, or made again by
+        `reindex_chunks` (after the commit; may come more than once). Raising
+        never undoes the publish: it is logged."""
 
     def withdrawn(self, knowledge_base_id: str, document_id: object) -> None:
-        """A document version was archived or deleted (after the commit)."""
+        """A document version was archived or deleted (after the commit; may
+        come more than once). Raising never undoes it: it is logged."""
 
     def discard(self, knowledge_base_id: str) -> None:
         """A knowledge base was deleted: forget everything about it."""
@@ -101,6 +113,17 @@ class SearchBackend(Protocol):
 @cache
 def get_search_backend() -> SearchBackend:
     return import_string(settings.SEARCH_BACKEND)()
+
+
+def search_readiness() -> str:
+    """The backend's health as a `/api/health/ready` check (`core.readiness`)."""
+    try:
+        health = get_search_backend().health()
+    except Exception:
+        return "unavailable"
+    if health.status == "ready":
+        return health.detail if health.detail in READY_STATES else "ok"
+    return health.status
 
 
 @receiver(setting_changed)

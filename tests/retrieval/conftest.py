@@ -7,7 +7,7 @@ from documents.models import Document, Role
 from ingestion import services as ingestion_services
 from ingestion.worker import Worker
 from retrieval.embeddings import get_embedder
-from retrieval.index import snapshot_cache
+from retrieval.search_backends.snapshots.cache import snapshot_cache
 from tests.factories import DocumentFactory
 from tests.retrieval.stub_provider import StubProvider
 
@@ -19,9 +19,7 @@ def _fresh_snapshots():
     to the next test's snapshot, so it is waited for."""
     snapshot_cache.clear()
     yield
-    snapshot_cache.wait_for_index_builds(60)
-    snapshot_cache.wait_for_compactions(60)
-    snapshot_cache.wait_for_saves(60)
+    snapshot_cache.wait_for_background(60)
     snapshot_cache.clear()
 
 

@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 
-from retrieval import bm25
-from retrieval.index import snapshot_cache
+from retrieval.search_backends.snapshots import bm25
+from retrieval.search_backends.snapshots.cache import snapshot_cache
 from retrieval.tokens import keyword_tokens
 
 LEAVE = b"# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n"

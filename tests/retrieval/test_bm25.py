@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval import bm25
-from retrieval.bm25 import Postings, Segments
+from retrieval.search_backends.snapshots import bm25
+from retrieval.search_backends.snapshots.bm25 import Postings, Segments
 from retrieval.terms import term_hash
 
 WORDS = [f"w{i}" for i in range(200)]

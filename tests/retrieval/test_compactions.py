@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from documents.models import KnowledgeBase
-from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
+from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
     HOTEL,
@@ -121,10 +121,10 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
 HOLD_COMPACTION_LOCK = """
 import os, sys, time
 from pathlib import Path
-from retrieval import snapshot_files
+from retrieval.search_backends.snapshots import files
 root = Path(sys.argv[1])
-with snapshot_files.compaction_lock(root, "kb-company") as ours:
-    folder = snapshot_files.folder(root, "kb-company")
+with files.compaction_lock(root, "kb-company") as ours:
+    folder = files.folder(root, "kb-company")
     scratch = folder / f".v9-1-abc-whole.{os.getpid()}.tmp"
     scratch.mkdir()
     (scratch / "matrix.npy").write_bytes(b"half a version")

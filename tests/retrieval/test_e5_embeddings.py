@@ -17,9 +17,9 @@ from django.core.management.base import CommandError
 from retrieval import e5_embeddings
 from retrieval.e5_embeddings import E5Embedder
 from retrieval.embeddings import HashingEmbedder, from_bytes, get_embedder
-from retrieval.index import snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.search_backends.snapshots.cache import snapshot_cache
 from retrieval.services import chunks_needing_reindex
 
 LEAVE_ZH = "每位员工每年享有二十五天带薪年假。"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.index import snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.search_backends.snapshots.cache import snapshot_cache
 from retrieval.tokens import normalized
 from tests.retrieval.search_samples import HOTEL, HOTEL_TRADITIONAL, LEAVE
 

@@ -9,10 +9,10 @@ import pytest
 from django.db.models import F
 
 from documents.models import Document, KnowledgeBase
-from retrieval import bm25, vector_index
-from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.search_backends.snapshots import bm25, vector_index
+from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.retrieval.snapshot_checks import (
     HOTEL,
     LEAVE,

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from django.db import connections
 
-from retrieval import index, snapshot_files
-from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.search_backends.snapshots import cache, files
+from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
     LEAVE_2,
@@ -44,7 +44,7 @@ def test_a_second_process_maps_the_first_ones_snapshot(
     def refuse(snapshot, version):
         raise AssertionError("the stored snapshot was built again")
 
-    monkeypatch.setattr(index, "_refreshed", refuse)
+    monkeypatch.setattr(cache, "_refreshed", refuse)
     other = SnapshotCache().snapshots(["kb-company"])[0]  # another process's cache
 
     assert isinstance(other.matrix, np.memmap)
@@ -82,14 +82,14 @@ def test_a_publish_is_answered_before_its_files_are_written(
     assert search(user=viewer, question="annual leave").passages
     first = stored_versions(shared)
     writing, written = threading.Event(), threading.Event()
-    save = snapshot_files.save
+    save = files.save
 
     def slow_save(*args, **kwargs):
         writing.set()
         assert written.wait(10)
         save(*args, **kwargs)
 
-    monkeypatch.setattr(snapshot_files, "save", slow_save)
+    monkeypatch.setattr(files, "save", slow_save)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
 
     passages = search(user=viewer, question="hotel costs a night").passages
@@ -115,14 +115,14 @@ def test_a_query_waiting_for_this_processs_own_write_gets_its_answer(
     ingest(knowledge_base, LEAVE)
     assert search(user=viewer, question="annual leave").passages
     writing, written = threading.Event(), threading.Event()
-    save = snapshot_files.save
+    save = files.save
 
     def slow_save(*args, **kwargs):
         writing.set()
         assert written.wait(10)
         save(*args, **kwargs)
 
-    monkeypatch.setattr(snapshot_files, "save", slow_save)
+    monkeypatch.setattr(files, "save", slow_save)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     search(user=viewer, question="hotel costs a night")
     assert writing.wait(10)
@@ -152,14 +152,14 @@ def test_a_version_published_during_a_write_is_written_next(
     assert search(user=viewer, question="annual leave").passages
     written = threading.Event()
     names = []
-    save = snapshot_files.save
+    save = files.save
 
     def slow_save(root, knowledge_base_id, name, *args):
         names.append(name)
         assert written.wait(10)
         save(root, knowledge_base_id, name, *args)
 
-    monkeypatch.setattr(snapshot_files, "save", slow_save)
+    monkeypatch.setattr(files, "save", slow_save)
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     search(user=viewer, question="hotel costs a night")
     train = ingest(knowledge_base, TRAIN, filename="train.md")
@@ -187,7 +187,7 @@ def test_a_version_that_cannot_be_written_is_searched_from_memory(
         attempts.append(args)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(snapshot_files, "save", full)
+    monkeypatch.setattr(files, "save", full)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     passages = search(user=viewer, question="hotel costs a night").passages
     snapshot_cache.wait_for_saves()

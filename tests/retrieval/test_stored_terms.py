@@ -14,12 +14,13 @@ from django.core.management.base import CommandError
 from django.db.models import F
 
 from documents.models import KnowledgeBase
-from retrieval import index, refresh, terms
-from retrieval.index import snapshot_cache
+from retrieval import terms
 from retrieval.models import Chunk
 from retrieval.search import search
+from retrieval.search_backends.snapshots import cache, refresh
+from retrieval.search_backends.snapshots.cache import snapshot_cache
+from retrieval.search_backends.snapshots.warmup import Warmup
 from retrieval.services import chunks_needing_reindex, chunks_reindex
-from retrieval.warmup import Warmup
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +107,9 @@ def test_chunks_of_an_older_tokenizer_are_still_found_and_reported(
     document = ingest(knowledge_base, LEAVE)
     _make_stale(tokenizer="", terms=b"", term_count=0)
 
-    with caplog.at_level(logging.WARNING, logger="retrieval.index"):
+    with caplog.at_level(
+        logging.WARNING, logger="retrieval.search_backends.snapshots.refresh"
+    ):
         passages = search(user=viewer, question="annual leave").passages
 
     assert [passage.document_id for passage in passages] == [document.pk]
@@ -169,16 +172,16 @@ def test_warm_up_builds_every_snapshot_and_a_first_query_waits_for_it(
     snapshot_cache.clear()
     release = threading.Event()
     builds = []
-    real = index._refreshed
+    real = cache._refreshed
 
     def slow_refresh(snapshot, version):
         builds.append(snapshot.knowledge_base_id)
         release.wait(10)
         return real(snapshot, version)
 
-    monkeypatch.setattr(index, "_refreshed", slow_refresh)
+    monkeypatch.setattr(cache, "_refreshed", slow_refresh)
     warmup = Warmup()
-    monkeypatch.setattr("retrieval.warmup.warmup", warmup)
+    monkeypatch.setattr("retrieval.search_backends.snapshots.warmup.warmup", warmup)
     warmup.start()
 
     ready = api_client.get("/api/health/ready")

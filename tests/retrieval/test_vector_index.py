@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval import index_builds, vector_index
-from retrieval.index import SnapshotCache, snapshot_cache
 from retrieval.search import search
+from retrieval.search_backends.snapshots import index_builds, vector_index
+from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 
 REPO = Path(__file__).resolve().parents[2]
 LEAVE = b"# Leave\n\nEvery employee receives 25 days of paid annual leave per year.\n"
@@ -327,8 +327,8 @@ def test_a_failed_index_build_leaves_exact_search_and_is_tried_again(
 HOLD_INDEX_LOCK = """
 import sys, time
 from pathlib import Path
-from retrieval import snapshot_files
-with snapshot_files.index_lock(Path(sys.argv[1]), "kb-company") as ours:
+from retrieval.search_backends.snapshots import files
+with files.index_lock(Path(sys.argv[1]), "kb-company") as ours:
     print("held" if ours else "not held", flush=True)
     time.sleep(120)
 """

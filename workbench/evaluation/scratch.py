@@ -16,8 +16,8 @@ from documents.services import document_publish, document_upload
 from ingestion.models import IngestionTask, OutboxEvent, TaskStatus
 from ingestion.services import document_submit
 from ingestion.worker import Worker
-from retrieval.index import snapshot_cache
 from retrieval.models import Chunk
+from retrieval.search_backends import get_search_backend
 
 from .datasets import EvalPassage
 
@@ -110,4 +110,4 @@ class ScratchKnowledgeBase:
                     user.delete()
         for key in keys:
             default_storage.delete(key)
-        snapshot_cache.discard(self.id)
+        get_search_backend().discard(self.id)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from retrieval import search
-from retrieval.index import snapshot_cache
+from retrieval.search_backends import get_search_backend
 from retrieval.tokens import segmenter
 
 from .datasets import Dataset
@@ -166,13 +166,14 @@ class Evaluator:
         kb_ids = [self.knowledge_base_id]
         result = ProfileResult(profile)
         # Warm up (jieba's dictionary, the snapshot) outside the timings.
-        search.search_snapshots(
-            snapshot_cache.snapshots(kb_ids), "warm up", top_k=TOP_K, profile=profile
+        backend = get_search_backend()
+        search.search_with(
+            backend.searcher(kb_ids), "warm up", top_k=TOP_K, profile=profile
         )
         for question in self.dataset.questions:
             started = time.perf_counter()
-            run = search.search_snapshots(
-                snapshot_cache.snapshots(kb_ids),
+            run = search.search_with(
+                backend.searcher(kb_ids),
                 question.text,
                 top_k=TOP_K,
                 profile=profile,

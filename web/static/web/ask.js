@@ -269,6 +269,8 @@
       var message;
       if (status === 429 || code === "throttled" || code === "too_many_streams") {
         message = strings.throttled;
+      } else if (code === "search_unavailable") {
+        message = strings.search_unavailable;
       } else if (status === 404 || code === "not_found") {
         message = strings.not_found;
       } else if (status === 401 || status === 403) {

@@ -7,7 +7,7 @@ behind, is searched exactly (or with the old index beside exact search of the
 rest) while one thread builds it; the thread then hands it to the knowledge
 base's snapshot of the moment, whatever version that is by then (keys are mapped
 to rows by chunk). With shared snapshots one process of the host builds it
-(`snapshot_files.index_lock`) and stores it; the others look for it every
+(`files.index_lock`) and stores it; the others look for it every
 `INDEX_POLL_SECONDS` and take it up.
 """
 
@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from . import snapshot_files, vector_index
-from .embeddings import get_embedder
+from retrieval.embeddings import get_embedder
+
+from . import files, vector_index
 from .snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
@@ -126,26 +127,24 @@ class IndexBuilds:
 
     def _build_shared(self, snapshot: Snapshot, root: Path) -> None:
         knowledge_base_id = snapshot.knowledge_base_id
-        with snapshot_files.index_lock(root, knowledge_base_id) as ours:
+        with files.index_lock(root, knowledge_base_id) as ours:
             if not ours:
                 return  # another process of the host builds it: taken up later
-            snapshot_files.remove_index_leftovers(root, knowledge_base_id)
+            files.remove_index_leftovers(root, knowledge_base_id)
             built, chunk_ids = self._built(snapshot)
-            with snapshot_files.build_lock(root, knowledge_base_id):
-                file = vector_index.store(
-                    built, snapshot_files.folder(root, knowledge_base_id)
-                )
-                snapshot_files.save_index(
+            with files.build_lock(root, knowledge_base_id):
+                file = vector_index.store(built, files.folder(root, knowledge_base_id))
+                files.save_index(
                     root,
                     knowledge_base_id,
                     file,
                     chunk_ids,
                     _vectors_made_by(),
                 )
-                snapshot_files.prune_indexes(root, knowledge_base_id)
+                files.prune_indexes(root, knowledge_base_id)
         # Served from the stored file, mapped: one copy in memory for the host.
         stored = vector_index.opened(
-            snapshot_files.folder(root, knowledge_base_id) / file,
+            files.folder(root, knowledge_base_id) / file,
             built.rows,
             built.uncovered,
         )
@@ -179,13 +178,13 @@ class IndexBuilds:
         """The current snapshot with the host's newest stored index, when that
         is another one than the snapshot's own."""
         knowledge_base_id = snapshot.knowledge_base_id
-        file, chunk_ids, made_by = snapshot_files.newest_index(root, knowledge_base_id)
+        file, chunk_ids, made_by = files.newest_index(root, knowledge_base_id)
         own = snapshot.approximate.file if snapshot.approximate else ""
         if not file or file == own or made_by != _vectors_made_by():
             return snapshot
         try:
             stored = vector_index.opened(
-                snapshot_files.folder(root, knowledge_base_id) / file,
+                files.folder(root, knowledge_base_id) / file,
                 np.arange(len(chunk_ids), dtype=np.int64),
                 np.zeros(0, dtype=np.int64),
             )

@@ -27,7 +27,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .terms import term_hash
+from retrieval.terms import term_hash
 
 BM25_K1 = 1.2
 BM25_B = 0.75

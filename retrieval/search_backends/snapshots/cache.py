@@ -16,14 +16,14 @@ until `reindex_chunks` rewrites them. Only published chunks ever enter a
 snapshot, so visibility is decided before anything is scored.
 
 With `SEARCH_SNAPSHOT_DIR` set, the processes of a host share each version of a
-snapshot as memory-mapped files (`snapshot_files`): one of them builds it, all of
+snapshot as memory-mapped files (`files`): one of them builds it, all of
 them map it. A version brought up to date by appending is stored as its
 appended rows beside the base's files, before the query is answered (they are
 few); past the share, the process that stored it builds the same version whole
 in the background (`compactions`), and the next publish appends to that. A
 version built in one piece in a query is written whole: the process that writes
 it does not make its query wait for the files, it answers from its own copy
-while a thread writes them (`snapshot_saves`).
+while a thread writes them (`saves`).
 
 Past `SEARCH_ANN_MIN_CHUNKS` a refresh carries the approximate vector index of
 the old snapshot; building one is `index_builds`' job, in the background.
@@ -42,14 +42,14 @@ from django.conf import settings
 from django.db.models import Count, Max
 
 from documents.models import Document, DocumentStatus, KnowledgeBase
+from retrieval.embeddings import get_embedder
+from retrieval.terms import TOKENIZER
 
-from . import refresh, snapshot_files, vector_index
+from . import files, refresh, vector_index
 from .compactions import Compactions
-from .embeddings import get_embedder
 from .index_builds import IndexBuilds, wants_index
+from .saves import SnapshotSaves
 from .snapshot import Snapshot
-from .snapshot_saves import SnapshotSaves
-from .terms import TOKENIZER
 
 logger = logging.getLogger(__name__)
 
@@ -120,20 +120,20 @@ def _built_and_stored(
 ) -> Snapshot:
     """The stored version `name`, mapped; built and stored by this process
     unless another process of the host does it first (this one waits for it)."""
-    with snapshot_files.build_lock(root, knowledge_base_id):
-        stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
+    with files.build_lock(root, knowledge_base_id):
+        stored = files.load(root, knowledge_base_id, name, snapshot)
         if stored is not None:
             return stored
         built = _next(snapshot, knowledge_base_id, version, append=False)
         if built.stale:
             return built  # rebuilt at every version until reindexed: not shared
-        folder = snapshot_files.folder(root, knowledge_base_id)
+        folder = files.folder(root, knowledge_base_id)
         ann_file = (
             vector_index.store(built.approximate, folder) if built.approximate else ""
         )
-        snapshot_files.save(root, knowledge_base_id, name, built, ann_file)
-        snapshot_files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
-        return snapshot_files.load(root, knowledge_base_id, name) or built
+        files.save(root, knowledge_base_id, name, built, ann_file)
+        files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
+        return files.load(root, knowledge_base_id, name) or built
 
 
 class SnapshotCache:
@@ -206,7 +206,7 @@ class SnapshotCache:
 
     def _replaced(self, knowledge_base_id: str, old: Snapshot, new: Snapshot) -> bool:
         """Put `new` in place of `old`, unless another snapshot took its place
-        meanwhile (the writes of `snapshot_saves` do not take `_lock`: they may
+        meanwhile (the writes of `saves` do not take `_lock`: they may
         end while a query holds it, waiting for their build lock)."""
         with self._guard:
             if self._snapshots.get(knowledge_base_id) is not old:
@@ -249,8 +249,8 @@ class SnapshotCache:
         writes it, when it has a snapshot to bring up to date, answers from that
         copy at once and writes the files in the background; the others wait for
         the files and map them."""
-        name = snapshot_files.version_name(version, _fingerprint(knowledge_base_id))
-        stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
+        name = files.version_name(version, _fingerprint(knowledge_base_id))
+        stored = files.load(root, knowledge_base_id, name, snapshot)
         if stored is not None:
             return stored
         if not _refreshable(snapshot):
@@ -267,11 +267,11 @@ class SnapshotCache:
             if refreshed.stale or self._saves.queue(refreshed, self._saved):
                 return refreshed
             snapshot = refreshed  # that write ended meanwhile
-        held = snapshot_files.try_build_lock(root, knowledge_base_id)
+        held = files.try_build_lock(root, knowledge_base_id)
         if held is None:
             return _built_and_stored(root, snapshot, knowledge_base_id, version, name)
         try:
-            stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
+            stored = files.load(root, knowledge_base_id, name, snapshot)
             refreshed = stored or _next(
                 snapshot, knowledge_base_id, version, append=False
             )
@@ -294,12 +294,12 @@ class SnapshotCache:
         to be built whole now (far past SEARCH_APPEND_SHARE, or its base's files
         gone). Past the share it is built whole in the background."""
         knowledge_base_id = snapshot.knowledge_base_id
-        with snapshot_files.build_lock(root, knowledge_base_id):
-            stored = snapshot_files.load(root, knowledge_base_id, name, snapshot)
+        with files.build_lock(root, knowledge_base_id):
+            stored = files.load(root, knowledge_base_id, name, snapshot)
             if stored is not None:
                 return stored
             snapshot = self._rebased(root, snapshot, version)
-            if not snapshot_files.stored(root, knowledge_base_id, snapshot.base_name):
+            if not files.stored(root, knowledge_base_id, snapshot.base_name):
                 return None
             changes = refresh.changes(snapshot)
             if not refresh.appendable(snapshot, changes, limit=refresh.HARD_LIMIT):
@@ -307,11 +307,11 @@ class SnapshotCache:
             appended = refresh.appended(snapshot, version, changes)
             if appended.stale:
                 return appended  # not to be shared until reindexed
-            folder = snapshot_files.folder(root, knowledge_base_id)
+            folder = files.folder(root, knowledge_base_id)
             approximate = appended.approximate
             ann_file = vector_index.store(approximate, folder) if approximate else ""
-            snapshot_files.save(root, knowledge_base_id, name, appended, ann_file)
-            snapshot_files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
+            files.save(root, knowledge_base_id, name, appended, ann_file)
+            files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
             appended.stored_as = name
         if refresh.past_share(appended):
             self._put(appended)  # before the compaction can hand over
@@ -324,19 +324,19 @@ class SnapshotCache:
         newer than the snapshot's base (the changes since are appended to it);
         else `snapshot`."""
         knowledge_base_id = snapshot.knowledge_base_id
-        newest = snapshot_files.newest_whole(root, knowledge_base_id)
+        newest = files.newest_whole(root, knowledge_base_id)
         if (
             not newest
             or not snapshot.base_name
             or newest == snapshot.base_name
             # Older than the base; or newer than the version built: from
             # before a database restored from a backup.
-            or not snapshot_files.version_of(snapshot.base_name)
-            < snapshot_files.version_of(newest)
+            or not files.version_of(snapshot.base_name)
+            < files.version_of(newest)
             < version
         ):
             return snapshot
-        whole = snapshot_files.load(root, knowledge_base_id, newest)
+        whole = files.load(root, knowledge_base_id, newest)
         if whole is None or whole.dimension != snapshot.dimension:
             return snapshot
         return whole
@@ -383,6 +383,12 @@ class SnapshotCache:
         """Until the snapshots being written for the host are written."""
         self._saves.wait(timeout)
 
+    def wait_for_background(self, timeout: float | None = None) -> None:
+        """Until every background job (index builds, saves, compactions) is done."""
+        self.wait_for_index_builds(timeout)
+        self.wait_for_compactions(timeout)
+        self.wait_for_saves(timeout)
+
     def discard(self, knowledge_base_id: str) -> None:
         """Forget one knowledge base's snapshot (it was deleted)."""
         with self._guard:
@@ -393,7 +399,7 @@ class SnapshotCache:
             # A write under way would bring its folder back.
             self._saves.wait()
             self._compactions.wait()
-            snapshot_files.discard(root, knowledge_base_id)
+            files.discard(root, knowledge_base_id)
 
     def clear(self) -> None:
         with self._guard:

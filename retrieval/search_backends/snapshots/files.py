@@ -19,12 +19,12 @@ whole snapshot again, and a process already at that base reads only those. The
 same version built in one piece again is stored beside it (`whole_name`) and
 becomes the base of the next.
 
-An approximate vector index (`ann-*` files, retrieval.vector_index) is built by
+An approximate vector index (`ann-*` files, `vector_index`) is built by
 one process of the host at a time, in the background (`index_lock`), and named
 in `ann.json` with the chunk each of its keys stands for, so that every process
 can take it up for whatever version it is at.
 
-No Django here: `index` decides when, this module only reads and writes.
+No Django here: `cache` decides when, this module only reads and writes.
 """
 
 from __future__ import annotations
@@ -423,7 +423,7 @@ def _appended_arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
 
 def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None:
     """Delete the knowledge base's other stored versions (not the base of
-    `keep`), and the index files (`ann-*`, retrieval.vector_index) other than
+    `keep`), and the index files (`ann-*`, `vector_index`) other than
     `keep_file` and the newest."""
     base = _base_name(root, knowledge_base_id, keep) or keep
     kept = {keep, base}

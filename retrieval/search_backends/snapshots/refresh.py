@@ -6,7 +6,7 @@ arrays: their rows follow the base's, and the rows of documents no longer
 published are left out of every score (`Snapshot.removed`). Past
 `SEARCH_APPEND_SHARE` of rows appended or left out, a snapshot is built in one
 piece again: rows left out dropped, rows renumbered, the appended postings merged
-into the base's. `retrieval.index` decides which, and when.
+into the base's. `cache` decides which, and when.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import numpy as np
 from django.conf import settings
 
 from documents.models import Document, DocumentStatus
+from retrieval.embeddings import get_embedder
+from retrieval.models import Chunk
+from retrieval.terms import TOKENIZER, chunk_terms, decode
 
 from . import bm25, vector_index
 from .bm25 import Postings
-from .embeddings import get_embedder
-from .models import Chunk
 from .snapshot import Snapshot, document_runs
-from .terms import TOKENIZER, chunk_terms, decode
 
 logger = logging.getLogger(__name__)
 

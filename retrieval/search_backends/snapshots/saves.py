@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from . import snapshot_files, vector_index
+from . import files, vector_index
 from .snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class SnapshotSaves:
             return knowledge_base_id in self._threads
 
     def start(
-        self, held: snapshot_files.HeldLock, root: Path, snapshot: Snapshot, done: Done
+        self, held: files.HeldLock, root: Path, snapshot: Snapshot, done: Done
     ) -> None:
         """Write `snapshot` as the stored version it awaits, then call `done`;
         `held` is released when nothing more is queued."""
@@ -67,7 +67,7 @@ class SnapshotSaves:
             thread.join(timeout)
 
     def _write(
-        self, held: snapshot_files.HeldLock, root: Path, snapshot: Snapshot, done: Done
+        self, held: files.HeldLock, root: Path, snapshot: Snapshot, done: Done
     ) -> None:
         knowledge_base_id = snapshot.knowledge_base_id
         try:
@@ -90,12 +90,12 @@ class SnapshotSaves:
 def _stored(root: Path, snapshot: Snapshot) -> Snapshot | None:
     knowledge_base_id, name = snapshot.knowledge_base_id, snapshot.awaiting
     try:
-        directory = snapshot_files.folder(root, knowledge_base_id)
+        directory = files.folder(root, knowledge_base_id)
         approximate = snapshot.approximate
         ann_file = vector_index.store(approximate, directory) if approximate else ""
-        snapshot_files.save(root, knowledge_base_id, name, snapshot, ann_file)
-        snapshot_files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
-        return snapshot_files.load(root, knowledge_base_id, name)
+        files.save(root, knowledge_base_id, name, snapshot, ann_file)
+        files.prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
+        return files.load(root, knowledge_base_id, name)
     except OSError as error:  # disk full, folder gone: this process keeps its own
         logger.warning(
             "search snapshot %s of knowledge base %s not stored in %s (%s)",

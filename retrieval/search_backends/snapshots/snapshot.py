@@ -5,7 +5,7 @@ has brought it up to date by appending, the rows appended since, with the rows
 no longer published left out of every score (`removed`) until the next build.
 Per-row arrays (ids, ordinals, lengths, flags) cover every row, base first.
 
-Built and kept current by `retrieval.index`; no Django here.
+Built and kept current by `cache`; no Django here.
 """
 
 from __future__ import annotations

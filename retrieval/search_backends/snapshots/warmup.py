@@ -19,7 +19,7 @@ from django.db import connection
 
 from documents.models import KnowledgeBase
 
-from .index import snapshot_cache
+from .cache import snapshot_cache
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class Warmup:
             connection.close()
 
     def check(self) -> str:
-        """For `/api/health/ready`."""
+        """For `/api/health/ready` (`SnapshotBackend.health`)."""
         if self.state == self.WARMING:
             return "warming"
         if self.state == self.FAILED:
@@ -84,8 +84,3 @@ class Warmup:
 
 
 warmup = Warmup()
-
-
-def search_check() -> str:
-    """The readiness check of this process's warm-up."""
-    return warmup.check()

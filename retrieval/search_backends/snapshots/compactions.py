@@ -5,7 +5,7 @@ appended and left out pass SEARCH_APPEND_SHARE. With shared snapshots that would
 make one publish wait for the whole version, built and then written, so a
 thread does it once the publish is answered: it builds the same version in one
 piece from the snapshot in memory (no query), stores it beside the appended one
-(`snapshot_files.whole_name`) and hands the mapped files to the cache. The next
+(`files.whole_name`) and hands the mapped files to the cache. The next
 publish on the host appends to it (`whole.json` names it). One process of the
 host does it at a time (a non-blocking lock file).
 """
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import refresh, snapshot_files, vector_index
+from . import files, refresh, vector_index
 from .snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class Compactions:
         knowledge_base_id = snapshot.knowledge_base_id
         started = time.monotonic()
         try:
-            with snapshot_files.compaction_lock(root, knowledge_base_id) as ours:
+            with files.compaction_lock(root, knowledge_base_id) as ours:
                 if not ours or not _newer(root, snapshot):
                     return  # another process of the host does (or did) it
                 stored = _stored_whole(root, snapshot)
@@ -88,22 +88,22 @@ class Compactions:
 
 def _newer(root: Path, snapshot: Snapshot) -> bool:
     """Whether the host's newest version built whole is not `snapshot`'s."""
-    newest = snapshot_files.newest_whole(root, snapshot.knowledge_base_id)
+    newest = files.newest_whole(root, snapshot.knowledge_base_id)
     # A newer one is from before a database restored from a backup.
-    return not newest or snapshot_files.version_of(newest) != snapshot.version
+    return not newest or files.version_of(newest) != snapshot.version
 
 
 def _stored_whole(root: Path, snapshot: Snapshot) -> Snapshot | None:
     """`snapshot` built whole, stored beside it and named the newest, mapped."""
     knowledge_base_id = snapshot.knowledge_base_id
     whole = refresh.compacted(snapshot)
-    name = snapshot_files.whole_name(snapshot.stored_as)
-    folder = snapshot_files.folder(root, knowledge_base_id)
+    name = files.whole_name(snapshot.stored_as)
+    folder = files.folder(root, knowledge_base_id)
     ann_file = (
         vector_index.store(whole.approximate, folder) if whole.approximate else ""
     )
     # Written under a scratch name and renamed, without the build lock: the
     # publishes that come meanwhile append as before.
-    snapshot_files.save(root, knowledge_base_id, name, whole, ann_file)
-    snapshot_files.save_newest_whole(root, knowledge_base_id, name)
-    return snapshot_files.load(root, knowledge_base_id, name)
+    files.save(root, knowledge_base_id, name, whole, ann_file)
+    files.save_newest_whole(root, knowledge_base_id, name)
+    return files.load(root, knowledge_base_id, name)

@@ -11,7 +11,7 @@ they are `REBUILD_SHARE` of the snapshot the index is `due` and is built again
 in the background (`index_builds`) while the carried one goes on serving.
 Its settings are those measured in docs/benchmarks.md ("A million chunks").
 
-No Django here: `index` decides when, this module builds, stores and searches.
+No Django here: `cache` decides when, this module builds, stores and searches.
 """
 
 from __future__ import annotations

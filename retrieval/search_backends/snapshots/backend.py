@@ -1,0 +1,117 @@
+"""The snapshot backend behind the search seam (`retrieval.search_backends`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from retrieval.search_backends import Candidate, Health
+from retrieval.terms import term_hash
+
+from . import warmup
+from .cache import SnapshotCache, snapshot_cache
+from .snapshot import Snapshot
+
+
+class SnapshotBackend:
+    def __init__(self, cache: SnapshotCache | None = None) -> None:
+        # The process's cache unless given one (a test's "other process").
+        self.cache = cache if cache is not None else snapshot_cache
+
+    def searcher(self, knowledge_base_ids: Sequence[str]) -> SnapshotSearcher:
+        knowledge_base_ids = list(knowledge_base_ids)
+        snapshots = self.cache.snapshots(knowledge_base_ids)
+        return SnapshotSearcher(snapshots, knowledge_base_ids)
+
+    def published(self, knowledge_base_id: str, document_id: object) -> None:
+        """Nothing to do: the next query sees the new `index_version`."""
+
+    def withdrawn(self, knowledge_base_id: str, document_id: object) -> None:
+        """Nothing to do: the next query sees the new `index_version`."""
+
+    def discard(self, knowledge_base_id: str) -> None:
+        self.cache.discard(knowledge_base_id)
+
+    def health(self) -> Health:
+        state = warmup.warmup.check()
+        if state == "warming":
+            return Health("warming")
+        return Health("ready", state)  # "ok", "cold" (warm-up failed) or "off"
+
+
+class _Statistics:
+    """Term statistics summed over the snapshots searched."""
+
+    def __init__(self, snapshots: list[Snapshot]) -> None:
+        self.snapshots = snapshots
+        self.size = sum(snapshot.searched for snapshot in snapshots)
+
+    def frequency(self, term: str) -> int:
+        hashed = term_hash(term)
+        return sum(snapshot.frequency(hashed) for snapshot in self.snapshots)
+
+
+class SnapshotSearcher:
+    """One query's snapshots: each one a consistent version of its knowledge base."""
+
+    def __init__(
+        self, snapshots: list[Snapshot], knowledge_base_ids: list[str]
+    ) -> None:
+        self.snapshots = snapshots
+        self.knowledge_base_ids = knowledge_base_ids
+        self.statistics = _Statistics(snapshots)
+
+    def keyword(self, terms: Sequence[str], limit: int) -> list[Candidate]:
+        return _best(
+            self.snapshots,
+            [snapshot.keyword_top(list(terms), limit) for snapshot in self.snapshots],
+            limit,
+        )
+
+    def nearest(self, vector: np.ndarray, limit: int) -> list[Candidate]:
+        return _best(
+            self.snapshots,
+            [snapshot.nearest(vector, limit) for snapshot in self.snapshots],
+            limit,
+        )
+
+    def keyword_scores(
+        self, terms: Sequence[str], candidates: Sequence[Candidate]
+    ) -> list[float]:
+        scores: dict[int, float] = {}
+        for snapshot in self.snapshots:
+            mine = [
+                candidate
+                for candidate in candidates
+                if candidate.knowledge_base_id == snapshot.knowledge_base_id
+            ]
+            rows = np.array([candidate.locator for candidate in mine])
+            found = snapshot.bm25_at(list(terms), rows)
+            for candidate, score in zip(mine, found, strict=True):
+                scores[candidate.chunk_id] = float(score)
+        return [scores[candidate.chunk_id] for candidate in candidates]
+
+
+def _best(
+    snapshots: list[Snapshot],
+    found: list[tuple[np.ndarray, np.ndarray]],
+    limit: int,
+) -> list[Candidate]:
+    """The best `limit` rows with a positive score, over every snapshot."""
+    candidates = [
+        Candidate(
+            chunk_id=int(snapshot.chunk_ids[row]),
+            document_id=snapshot.document_ids[row],
+            knowledge_base_id=snapshot.knowledge_base_id,
+            ordinal=int(snapshot.ordinals[row]),
+            score=float(score),
+            locator=int(row),
+            folds=bool(snapshot.folds[row]),
+        )
+        for snapshot, (rows, scores) in zip(snapshots, found, strict=True)
+        for row, score in zip(rows, scores, strict=True)
+        if score > 0
+    ]
+    candidates.sort(key=lambda candidate: (-candidate.score, candidate.chunk_id))
+    return candidates[:limit]
