@@ -1,31 +1,57 @@
 """The backends every test of this folder runs against.
 
 A new search backend passes this suite with one more row in `BACKENDS`: its
-`SEARCH_BACKEND` value, and whether it is run with the host's shared files.
+`SEARCH_BACKEND` value, whether it runs with the host's shared files, and how
+another process (or this one restarted) makes its own, when not by calling the
+class.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from django.conf import settings as django_settings
 from django.utils.module_loading import import_string
 
 from retrieval.search_backends import SearchBackend, get_search_backend
 from retrieval.search_backends.scratch import ScratchBackend
+from retrieval.search_backends.snapshots.backend import SnapshotBackend
+from retrieval.search_backends.snapshots.cache import SnapshotCache
 from tests.retrieval.backends.library import Library
 
+SNAPSHOTS = "retrieval.search_backends.snapshots.backend.SnapshotBackend"
 SCRATCH = "retrieval.search_backends.scratch.ScratchBackend"
+
+
+def snapshots_of_another_process() -> SearchBackend:
+    """The snapshot backend keeps the process's cache: another process has its
+    own."""
+    return SnapshotBackend(SnapshotCache())
 
 
 @dataclass(frozen=True)
 class BackendUnderTest:
     path: str  # its SEARCH_BACKEND value
     shared_files: bool = False  # SEARCH_SNAPSHOT_DIR set, as the processes of a host
+    # Makes the backend of another process; None: the class of `path`, called.
+    another_process: Callable[[], SearchBackend] | None = None
+
+    def started(self) -> SearchBackend:
+        """The backend another process (or this one after a restart) makes,
+        over the same database and files."""
+        if self.another_process is not None:
+            return self.another_process()
+        return import_string(self.path)()
 
 
 BACKENDS = {
+    "snapshots": BackendUnderTest(
+        SNAPSHOTS, another_process=snapshots_of_another_process
+    ),
+    "snapshots-shared": BackendUnderTest(
+        SNAPSHOTS, shared_files=True, another_process=snapshots_of_another_process
+    ),
     "scratch": BackendUnderTest(SCRATCH),
 }
 
@@ -45,12 +71,6 @@ def backend(backend_under_test) -> SearchBackend:
     chosen = get_search_backend()
     yield chosen
     settle(chosen)
-
-
-def restarted() -> SearchBackend:
-    """The backend another process (or this one after a restart) would make,
-    over the same database and files."""
-    return import_string(django_settings.SEARCH_BACKEND)()
 
 
 def settle(backend: SearchBackend) -> None:
