@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -107,19 +107,9 @@ class ScratchSearcher:
             key=lambda pair: (-pair[1], pair[0]),
         )
         return [
-            _scored(self._rows[pk].candidate, score) for pk, score in ranked[:limit]
+            replace(self._rows[pk].candidate, score=score)
+            for pk, score in ranked[:limit]
         ]
-
-
-def _scored(candidate: Candidate, score: float) -> Candidate:
-    return Candidate(
-        chunk_id=candidate.chunk_id,
-        document_id=candidate.document_id,
-        knowledge_base_id=candidate.knowledge_base_id,
-        ordinal=candidate.ordinal,
-        score=score,
-        folds=candidate.folds,
-    )
 
 
 def _published_rows(knowledge_base_ids: list[str]) -> list[_Row]:
