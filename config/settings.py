@@ -518,6 +518,8 @@ READINESS_CACHE_SECONDS = env.float("READINESS_CACHE_SECONDS", default=5.0)
 # What serves search: a class implementing retrieval.search_backends.SearchBackend,
 # by dotted path (docs/architecture/search.md, "A new search backend"). The
 # SEARCH_* settings below are the snapshot backend's.
+# "retrieval.search_backends.scratch.ScratchBackend" reads every published chunk
+# at every query, without an index: the conformance suite's oracle, for tests.
 SEARCH_BACKEND = env(
     "SEARCH_BACKEND",
     default="retrieval.search_backends.snapshots.backend.SnapshotBackend",
