@@ -279,6 +279,9 @@ def _best(
     positive = np.flatnonzero(values > 0)
     rows, values = rows[positive], values[positive]
     if len(values) > count:
-        best = np.argpartition(values, len(values) - count)[len(values) - count :]
-        rows, values = rows[best], values[best]
+        # Every row tied with the count-th best stays: the seam breaks ties by
+        # chunk id, which an arbitrary cut among them would not.
+        kth = np.partition(values, len(values) - count)[len(values) - count]
+        kept = values >= kth
+        rows, values = rows[kept], values[kept]
     return rows, values

@@ -169,8 +169,9 @@ def nearest(
             rows = rows[~np.isin(rows, removed)]
         scores = _scores(matrix, appended, query, rows)
     if len(rows) > count:
-        best = np.argpartition(-scores, count - 1)[:count]
-        rows, scores = rows[best], scores[best]
+        # Rows tied with the count-th best stay, as in `bm25._best`.
+        kept = scores >= np.partition(scores, len(scores) - count)[len(scores) - count]
+        rows, scores = rows[kept], scores[kept]
     searched = scores > -np.inf
     rows, scores = rows[searched], scores[searched]
     order = np.argsort(-scores, kind="stable")

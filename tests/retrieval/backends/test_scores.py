@@ -8,7 +8,6 @@ import pytest
 from retrieval.embeddings import get_embedder
 from retrieval.models import Chunk
 from tests.retrieval.backends.agreement import assert_agree
-from tests.retrieval.backends.conftest import SNAPSHOTS
 
 pytestmark = pytest.mark.django_db
 
@@ -87,21 +86,10 @@ def test_scores_stay_those_of_the_scratch_build_as_versions_come_and_go(
     assert_agree_everywhere(backend_under_test.started(), oracle)
 
 
-def test_ties_at_the_limit_are_broken_by_chunk_id(
-    backend, backend_under_test, library, request
-):
+def test_ties_at_the_limit_are_broken_by_chunk_id(backend, library):
     """Chunks of the same text score alike: the first ones by chunk id make
     the cut, whatever rows the backend keeps them in (else which of them the
     50 candidates of a search hold changes with a compaction)."""
-    if backend_under_test.path == SNAPSHOTS:
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="the engine cuts each snapshot's list at `limit` by "
-                "argpartition (bm25._best, vector_index.nearest): rows tied at "
-                "the cut are taken in no set order",
-            )
-        )
     copies = [library.published("kb-company", ["alpha beta"]) for _ in range(8)]
     first = sorted(pk for copy in copies for pk in library.chunk_ids(copy))[:3]
     searcher = backend.searcher(["kb-company"])
