@@ -4,7 +4,9 @@ A backend keeps the published chunks of each knowledge base searchable and answe
 three questions for one query over the caller's knowledge bases: the best chunks by
 keyword (BM25), the nearest chunks by vector, and the keyword statistics the rerank
 weighs terms by. Ranking (fusion, rerank, passages) stays in `retrieval.search`,
-above the seam, so every backend ranks alike.
+above the seam, so every backend ranks alike. A chunk's BM25 uses its own knowledge
+base's statistics (chunk count, average length, term frequencies): one team's
+documents never move another's scores, in any backend. Lists break ties by chunk id.
 
 `SEARCH_BACKEND` names the backend's class by dotted path, as `PASSWORD_HASHERS`
 names hashers; `get_search_backend()` returns the process's one instance.
