@@ -4,8 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 DEV_STAMP := $(VENV)/.requirements-dev-installed
+BENCH_STAMP := $(VENV)/.requirements-bench-installed
 
-.PHONY: messages run serve static test test-fast test-browser bench bench-quick lint format venv venv-dev migrate clean
+.PHONY: messages run serve static test test-fast test-browser bench bench-quick bench-peers lint format venv venv-dev venv-bench migrate clean
 
 # What the service runs (requirements.txt): `make run`, `make serve`.
 venv: $(STAMP)
@@ -23,6 +24,14 @@ $(STAMP): requirements.txt
 $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $(DEV_STAMP)
+
+# And the peers `bench/peers.py` measures Curator against (requirements-bench.txt:
+# markitdown, Tantivy); only `make bench-peers` needs them.
+venv-bench: $(BENCH_STAMP)
+
+$(BENCH_STAMP): $(DEV_STAMP) requirements-bench.txt
+	$(PY) -m pip install --quiet -r requirements-bench.txt
+	touch $(BENCH_STAMP)
 
 migrate: venv
 	mkdir -p -m 700 var
@@ -87,6 +96,11 @@ bench-quick: venv-dev
 	$(PY) bench/submit_latency.py --quick
 	$(PY) bench/ingestion_throughput.py --quick --workers 1
 	$(PY) bench/query_latency.py --quick
+
+# Curator against markitdown and Tantivy, side by side (docs/benchmarks.md, "Curator
+# and the tools people would pick instead"); about 15 minutes with QUICK=1.
+bench-peers: venv-bench
+	$(PY) bench/peers.py $(if $(QUICK),--quick) --json var/bench/peers.json
 
 # The scale curve to a million published chunks and the approximate vector index
 # (about 25 minutes and 6 GiB of disk under var/bench; --reuse keeps the chunks).

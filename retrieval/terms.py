@@ -24,6 +24,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,6 +52,8 @@ def warm_up() -> None:
     segmenter()
 
 
+# Words repeat from chunk to chunk: the common ones are hashed once per process.
+@lru_cache(maxsize=1 << 15)
 def term_hash(token: str) -> int:
     """A token's stable 64-bit id (the same in every process and release)."""
     digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()

@@ -5,9 +5,12 @@ That they read Traditional Chinese as simplified is tested in `test_chinese.py`.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from retrieval.tokens import query_tokens, tokenize
+from tests.ingestion.conftest import CORPUS
 from tests.retrieval.test_embeddings import LEAVE, LEAVE_ZH
 
 
@@ -90,3 +93,62 @@ def test_a_question_of_question_words_alone_keeps_them() -> None:
 
 def test_chinese_function_words_stay_in_the_question() -> None:
     assert "什么" in query_tokens("什么是总体评价？")
+
+
+def _two_jieba_cuts(text: str) -> list[str]:
+    """`keyword_tokens` as jieba's public calls give it: search mode without the
+    HMM, then the longer words of accurate mode with it that search mode missed."""
+    from retrieval.tokens import iter_terms, segmenter
+
+    jieba = segmenter()
+    tokens: list[str] = []
+    for is_cjk, term in iter_terms(text):
+        if not is_cjk or len(term) == 1:
+            tokens.append(term)
+            continue
+        words = [w for w in jieba.lcut_for_search(term, HMM=False) if w.strip()]
+        tokens.extend(words)
+        tokens.extend(
+            w for w in jieba.lcut(term, HMM=True) if len(w) > 1 and w not in words
+        )
+    return tokens
+
+
+def _cmrc_texts(count: int) -> list[str]:
+    path = CORPUS / "retrieval" / "cmrc2018" / "cmrc2018_dev.json"
+    paragraphs = [
+        paragraph
+        for article in json.loads(path.read_text())["data"]
+        for paragraph in article["paragraphs"]
+    ][:count]
+    return [p["context"] for p in paragraphs] + [
+        qa["question"] for p in paragraphs for qa in p["qas"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        LEAVE_ZH,
+        "王小明和李华在北京大学读书，他们的老师叫张伟。",  # names only the HMM guesses
+        "中华人民共和国国务院总理在人民大会堂召开新闻发布会",  # words inside words
+        "𠀀𠀁中国人民\u3400\u3401鿐鿑",  # Han outside jieba's range inside a run
+        "日本語のテキスト 한국어 텍스트 GPT4模型 第2章 3.5%",
+        "龘靐齉齾爩鱻麤龗灪吁龖厵滟爨癵籱饢驫",  # characters jieba's HMM never saw
+        "的的的的的",
+        "",
+    ],
+)
+def test_keyword_tokens_are_jiebas_two_cuts_in_one_pass(text: str) -> None:
+    from retrieval.tokens import keyword_tokens
+
+    assert keyword_tokens(text) == _two_jieba_cuts(text)
+
+
+def test_keyword_tokens_are_jiebas_two_cuts_over_cmrc() -> None:
+    from retrieval.tokens import keyword_tokens
+
+    texts = _cmrc_texts(120)
+    assert len(texts) > 500
+    for text in texts:
+        assert keyword_tokens(text) == _two_jieba_cuts(text), text
