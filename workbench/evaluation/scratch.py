@@ -72,7 +72,12 @@ class ScratchKnowledgeBase:
         # other knowledge bases' tasks waiting in this database.
         worker = Worker(worker_id=f"evaluate-{self.id}", write=lambda line: None)
         for done, task_id in enumerate(tasks, start=1):
-            worker.run(task_id)
+            # A long task gives up its turn (INGESTION_TURN_SECONDS) and is
+            # queued again: run it until a run ends without a yield.
+            yielded = -1
+            while worker.stats.yielded != yielded:
+                yielded = worker.stats.yielded
+                worker.run(task_id)
             if done % 200 == 0:
                 self.write(f"ingested {done}/{len(tasks)}")
         failed = IngestionTask.objects.filter(pk__in=tasks).exclude(
