@@ -73,6 +73,11 @@ def descendants(pid: int) -> list[int]:
     return found + [pid for child in found for pid in descendants(child)]
 
 
+def threads_of(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("Threads:", 1)[1].split()[0])
+
+
 def parsers_of(worker_pid: int) -> list[int]:
     """A worker's parsers: the processes its own children started (its server's,
     or before the sandbox was a boundary, its fork server's)."""
@@ -122,6 +127,9 @@ def test_no_secret_of_the_worker_is_in_a_parser_environment(idle_worker, process
 def test_a_parser_holds_only_its_own_pipe(idle_worker):
     worker, parsers = idle_worker
     worker_stderr = os.readlink(f"/proc/{worker.popen.pid}/fd/2")
+    # A parser found just after its fork may not have closed what it inherited yet;
+    # its watchdog thread starts after it has.
+    wait_until(lambda: all(threads_of(pid) >= 2 for pid in parsers))
 
     for pid in parsers:
         fds = {
