@@ -168,7 +168,7 @@ def _vectors(texts: list[str]):
 def curator_snapshot_build() -> tuple[float, float]:
     """The cold build of the stored snapshot, as the first query after a
     publish pays it: (wall-clock, CPU) seconds."""
-    from retrieval.index import snapshot_cache
+    from retrieval.search_backends.snapshots.cache import snapshot_cache
 
     shutil.rmtree(SNAPSHOTS / KB_ID, ignore_errors=True)
     snapshot_cache.clear()
