@@ -46,6 +46,18 @@ def knowledge_base_ids_for(
     return list(query.values_list("knowledge_base_id", flat=True))
 
 
+def index_versions_for(user: User | AnonymousUser) -> dict[str, int]:
+    """The caller's knowledge bases (any role) and their `index_version`, in one
+    query: what a search needs to know before it reads an index."""
+    if not user.is_authenticated:
+        return {}
+    return dict(
+        Membership.objects.filter(user=user)
+        .order_by()
+        .values_list("knowledge_base_id", "knowledge_base__index_version")
+    )
+
+
 def role_in(user: User | AnonymousUser, knowledge_base_id: str) -> str | None:
     if not user.is_authenticated:
         return None

@@ -14,7 +14,7 @@ names hashers; `get_search_backend()` returns the process's one instance.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from http import HTTPStatus
@@ -92,9 +92,16 @@ class Health:
 
 @runtime_checkable
 class SearchBackend(Protocol):
-    def searcher(self, knowledge_base_ids: Sequence[str]) -> Searcher:
+    def searcher(
+        self,
+        knowledge_base_ids: Sequence[str],
+        versions: Mapping[str, int] | None = None,
+    ) -> Searcher:
         """Only the published chunks of `knowledge_base_ids`, as of now: a
         publish committed before this call is found, an archive is not.
+        `versions`, when given, holds each one's `index_version` as the caller
+        read it with its visibility (one query instead of two); a backend reads
+        them itself otherwise, or ignores them if it keeps no versions.
         Raises SearchUnavailable when it cannot answer."""
 
     def published(self, knowledge_base_id: str, document_id: object) -> None:

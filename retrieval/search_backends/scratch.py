@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -151,7 +151,11 @@ class ScratchBackend:
     """Reads the database at every `searcher()`: publishes and archives need no
     notice."""
 
-    def searcher(self, knowledge_base_ids: Sequence[str]) -> ScratchSearcher:
+    def searcher(
+        self,
+        knowledge_base_ids: Sequence[str],
+        versions: Mapping[str, int] | None = None,
+    ) -> ScratchSearcher:
         return ScratchSearcher(knowledge_base_ids)
 
     def published(self, knowledge_base_id: str, document_id: object) -> None:

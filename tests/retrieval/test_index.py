@@ -26,10 +26,22 @@ class TestSnapshots:
         ingest(knowledge_base, LEAVE)
         search(user=viewer, question="annual leave")
         snapshot = snapshot_cache.snapshots(["kb-company"])[0]
-        # Membership, index versions, rerank texts, passages: no chunk scan.
-        with django_assert_max_num_queries(4):
+        # Memberships with their index versions, rerank texts, passages: no
+        # chunk scan.
+        with django_assert_max_num_queries(3):
             search(user=viewer, question="annual leave")
         assert snapshot_cache.snapshots(["kb-company"])[0] is snapshot
+
+    def test_a_keyword_search_reads_visibility_and_passages_only(
+        self, ingest, viewer, knowledge_base, django_assert_num_queries
+    ):
+        ingest(knowledge_base, LEAVE)
+        search(user=viewer, question="annual leave", profile="keyword")
+        # One query for the caller's knowledge bases with their index versions,
+        # one for the passages' rows.
+        with django_assert_num_queries(2):
+            run = search(user=viewer, question="annual leave", profile="keyword")
+        assert run.passages
 
     def test_refresh_is_incremental(self, ingest, viewer, knowledge_base):
         first = ingest(knowledge_base, LEAVE, filename="a.md")

@@ -29,7 +29,7 @@ class DownBackend:
 
     calls: list[tuple[str, str]] = []
 
-    def searcher(self, knowledge_base_ids):
+    def searcher(self, knowledge_base_ids, versions=None):
         raise SearchUnavailable()
 
     def published(self, knowledge_base_id, document_id):

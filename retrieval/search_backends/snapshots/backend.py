@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -19,9 +19,13 @@ class SnapshotBackend:
         # The process's cache unless given one (a test's "other process").
         self.cache = cache if cache is not None else snapshot_cache
 
-    def searcher(self, knowledge_base_ids: Sequence[str]) -> SnapshotSearcher:
+    def searcher(
+        self,
+        knowledge_base_ids: Sequence[str],
+        versions: Mapping[str, int] | None = None,
+    ) -> SnapshotSearcher:
         knowledge_base_ids = list(knowledge_base_ids)
-        snapshots = self.cache.snapshots(knowledge_base_ids)
+        snapshots = self.cache.snapshots(knowledge_base_ids, versions)
         return SnapshotSearcher(snapshots, knowledge_base_ids)
 
     def published(self, knowledge_base_id: str, document_id: object) -> None:
@@ -99,19 +103,32 @@ def _best(
     limit: int,
 ) -> list[Candidate]:
     """The best `limit` rows with a positive score, over every snapshot."""
-    candidates = [
-        Candidate(
-            chunk_id=int(snapshot.chunk_ids[row]),
-            document_id=snapshot.document_ids[row],
-            knowledge_base_id=snapshot.knowledge_base_id,
-            ordinal=int(snapshot.ordinals[row]),
-            score=float(score),
-            locator=int(row),
-            folds=bool(snapshot.folds[row]),
+    candidates = []
+    for snapshot, (rows, scores) in zip(snapshots, found, strict=True):
+        kept = scores > 0
+        rows, scores = rows[kept], scores[kept]
+        # Gathered a column at a time: an element of a mapped array costs a
+        # Python call.
+        columns = zip(
+            rows.tolist(),
+            scores.tolist(),
+            snapshot.chunk_ids[rows].tolist(),
+            snapshot.document_ids[rows].tolist(),
+            snapshot.ordinals[rows].tolist(),
+            snapshot.folds[rows].tolist(),
+            strict=True,
         )
-        for snapshot, (rows, scores) in zip(snapshots, found, strict=True)
-        for row, score in zip(rows, scores, strict=True)
-        if score > 0
-    ]
+        candidates += [
+            Candidate(
+                chunk_id=chunk_id,
+                document_id=document_id,
+                knowledge_base_id=snapshot.knowledge_base_id,
+                ordinal=ordinal,
+                score=score,
+                locator=row,
+                folds=bool(folds),
+            )
+            for row, score, chunk_id, document_id, ordinal, folds in columns
+        ]
     candidates.sort(key=lambda candidate: (-candidate.score, candidate.chunk_id))
     return candidates[:limit]

@@ -17,7 +17,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -144,14 +144,19 @@ class SnapshotCache:
                 held.enter_context(files.lock(root, knowledge_base_id))
             yield
 
-    def snapshots(self, knowledge_base_ids: list[str]) -> list[Snapshot]:
-        versions = dict(
-            KnowledgeBase.objects.filter(pk__in=knowledge_base_ids).values_list(
-                "id", "index_version"
+    def snapshots(
+        self, knowledge_base_ids: list[str], versions: Mapping[str, int] | None = None
+    ) -> list[Snapshot]:
+        if versions is None:
+            versions = dict(
+                KnowledgeBase.objects.filter(pk__in=knowledge_base_ids).values_list(
+                    "id", "index_version"
+                )
             )
-        )
         return [
-            self._current(kb_id, version) for kb_id, version in sorted(versions.items())
+            self._current(kb_id, versions[kb_id])
+            for kb_id in sorted(set(knowledge_base_ids))
+            if kb_id in versions
         ]
 
     def entry(self, knowledge_base_id: str) -> Entry | None:

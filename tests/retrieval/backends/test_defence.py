@@ -26,7 +26,9 @@ class Remembering:
     def __init__(self) -> None:
         self.first: dict[tuple[str, ...], ScratchSearcher] = {}
 
-    def searcher(self, knowledge_base_ids: Sequence[str]) -> ScratchSearcher:
+    def searcher(
+        self, knowledge_base_ids: Sequence[str], versions=None
+    ) -> ScratchSearcher:
         key = tuple(sorted(knowledge_base_ids))
         return self.first.setdefault(key, ScratchSearcher(knowledge_base_ids))
 
