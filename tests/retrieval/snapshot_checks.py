@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import mmap
 
 import numpy as np
 
@@ -76,3 +77,12 @@ def stored_versions(folder) -> list[str]:
 
 def meta(folder, name) -> dict:
     return json.loads((folder / name / "meta.json").read_text())
+
+
+def mapped(array: np.ndarray) -> bool:
+    """Whether the array's memory is a file's mapping (a memmap or a view of one)."""
+    while array is not None:
+        if isinstance(array, np.memmap | mmap.mmap):
+            return True
+        array = getattr(array, "base", None)
+    return False

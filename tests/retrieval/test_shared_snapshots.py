@@ -20,6 +20,7 @@ from tests.retrieval.snapshot_checks import (
     LEAVE_2,
     assert_searches_alike,
     current,
+    mapped,
     meta,
 )
 
@@ -47,8 +48,8 @@ def test_a_second_process_maps_the_first_ones_snapshot(
     monkeypatch.setattr(cache, "_refreshed", refuse)
     other = SnapshotCache().snapshots(["kb-company"])[0]  # another process's cache
 
-    assert isinstance(other.matrix, np.memmap)
-    assert isinstance(other.postings.rows, np.memmap)
+    assert mapped(other.matrix)
+    assert mapped(other.postings.rows)
     assert not other.matrix.flags.writeable
     assert list(other.chunk_ids) == list(built.chunk_ids)
     assert list(other.document_ids) == list(built.document_ids)
@@ -72,7 +73,7 @@ def test_a_publish_stores_the_next_version_and_drops_the_old(
     assert stored_versions(shared) != first
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     assert snapshot.size == Chunk.objects.count()
-    assert isinstance(snapshot.matrix, np.memmap)  # its own copy is gone
+    assert mapped(snapshot.matrix)  # its own copy is gone
 
 
 def test_a_publish_is_answered_before_its_files_are_written(
@@ -98,14 +99,14 @@ def test_a_publish_is_answered_before_its_files_are_written(
     assert writing.wait(10)
     assert stored_versions(shared) == first
     copy = snapshot_cache.snapshots(["kb-company"])[0]
-    assert not isinstance(copy.matrix, np.memmap)
+    assert not mapped(copy.matrix)
     assert snapshot_cache.entry("kb-company").awaiting
     written.set()
     snapshot_cache.wait_for_saves()
-    mapped = snapshot_cache.snapshots(["kb-company"])[0]
+    handed = snapshot_cache.snapshots(["kb-company"])[0]
     assert stored_versions(shared) != first
-    assert isinstance(mapped.matrix, np.memmap)  # handed over: the copy is gone
-    assert list(mapped.chunk_ids) == list(copy.chunk_ids)
+    assert mapped(handed.matrix)  # handed over: the copy is gone
+    assert list(handed.chunk_ids) == list(copy.chunk_ids)
 
 
 @pytest.mark.django_db(transaction=True)  # the query's thread sees the rows
@@ -172,7 +173,7 @@ def test_a_version_published_during_a_write_is_written_next(
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     assert len(names) == 2
     assert stored_versions(shared) == [names[-1]]
-    assert isinstance(snapshot.matrix, np.memmap)
+    assert mapped(snapshot.matrix)
     assert snapshot.size == Chunk.objects.count()
 
 
@@ -296,7 +297,7 @@ def test_a_shared_version_is_stored_as_its_appended_rows(
     assert appended.matrix is base.matrix
 
     other = SnapshotCache().snapshots(["kb-company"])[0]  # another process's
-    assert isinstance(other.matrix, np.memmap)  # the base's files, mapped
+    assert mapped(other.matrix)  # the base's files, mapped
     assert list(other.chunk_ids) == list(appended.chunk_ids)
     assert_searches_alike(other, appended)
 

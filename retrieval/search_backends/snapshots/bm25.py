@@ -6,8 +6,8 @@ index built anew.
 `top` applies the query terms rarest first; before a long posting list it checks
 the scores so far against what the remaining terms could add at most, and once
 the `count`-th best row is above that bound it only finishes the rows that could
-still reach it (a binary search per row and term). Same result as scoring every
-row. No Django here.
+still reach it, term by term (a binary search per row), dropping the rows each
+term leaves out of reach. Same result as scoring every row. No Django here.
 """
 
 from __future__ import annotations
@@ -255,22 +255,34 @@ def top(
     remaining = sum(term.bound for term in terms)
     for index, term in enumerate(terms):
         if index and term.length > size * LONG_LIST_SHARE:
-            scored = np.flatnonzero(result)
-            if len(scored) >= count:
-                partial = result[scored]
-                kth = np.partition(partial, len(partial) - count)[len(partial) - count]
-                if kth > remaining:
-                    # Only rows that the remaining terms could lift to the
-                    # count-th best score are worth finishing.
+            # `> 0` first: numpy finds the nonzero of a bool array ten times
+            # faster than of a float one.
+            rows = np.flatnonzero(result > 0)
+            partial = result[rows]
+            kth = _kth(partial, count)
+            if kth > remaining:
+                # Only rows that the remaining terms could lift to the count-th
+                # best score are worth finishing; each term finished lowers
+                # that bound and may raise the count-th best.
+                for later in terms[index:]:
                     hopeful = partial + remaining >= kth
-                    rows, partial = scored[hopeful], partial[hopeful]
-                    partial += _scores_at(segments, terms[index:], rows)
-                    return _best(rows, partial, count)
+                    rows, partial = rows[hopeful], partial[hopeful]
+                    partial += _scores_at(segments, [later], rows)
+                    remaining -= later.bound
+                    kth = max(kth, _kth(partial, count))
+                return _best(rows, partial, count)
         rows, counts = segments.postings_of(term.slices)
         result[rows] += segments.contribution(term, rows, counts)
         segments.forget_removed(result)  # a removed row is never a candidate
         remaining -= term.bound
     return _best(np.arange(size), result, count)
+
+
+def _kth(values: np.ndarray, count: int) -> float:
+    """The `count`-th largest value; 0 when there are fewer."""
+    if len(values) < count:
+        return 0.0
+    return float(np.partition(values, len(values) - count)[len(values) - count])
 
 
 def _best(
@@ -281,7 +293,6 @@ def _best(
     if len(values) > count:
         # Every row tied with the count-th best stays: the seam breaks ties by
         # chunk id, which an arbitrary cut among them would not.
-        kth = np.partition(values, len(values) - count)[len(values) - count]
-        kept = values >= kth
+        kept = values >= _kth(values, count)
         rows, values = rows[kept], values[kept]
     return rows, values

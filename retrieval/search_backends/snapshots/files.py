@@ -145,8 +145,10 @@ def load(
         return None
     base_name = meta.pop("base", "")
     try:
+        # Plain arrays over the mapping: an element or a slice of an np.memmap
+        # costs a Python call, and a query takes thousands.
         arrays = {
-            array: np.load(directory / f"{array}.npy", mmap_mode="r")
+            array: np.load(directory / f"{array}.npy", mmap_mode="r").view(np.ndarray)
             for array in (_APPENDED_ARRAYS if base_name else _ARRAYS)
         }
     except (OSError, ValueError):
