@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from core.errors import NotFound, PermissionDenied
+from core.prepared import PreparedRead
 
 from .models import Document, DocumentStatus, KnowledgeBase, Membership, Role
 
@@ -46,16 +47,22 @@ def knowledge_base_ids_for(
     return list(query.values_list("knowledge_base_id", flat=True))
 
 
+_INDEX_VERSIONS = PreparedRead(
+    lambda user_id: (
+        Membership.objects.filter(user_id=user_id)
+        .order_by()
+        .values_list("knowledge_base_id", "knowledge_base__index_version")
+    ),
+    ("knowledge_base_id", "index_version"),
+)
+
+
 def index_versions_for(user: User | AnonymousUser) -> dict[str, int]:
     """The caller's knowledge bases (any role) and their `index_version`, in one
     query: what a search needs to know before it reads an index."""
     if not user.is_authenticated:
         return {}
-    return dict(
-        Membership.objects.filter(user=user)
-        .order_by()
-        .values_list("knowledge_base_id", "knowledge_base__index_version")
-    )
+    return dict(_INDEX_VERSIONS.rows(user.pk))
 
 
 def role_in(user: User | AnonymousUser, knowledge_base_id: str) -> str | None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from django.conf import settings
 
 from core.errors import NotFound, ValidationFailed
+from core.prepared import PreparedRead
 from documents.models import DocumentStatus
 from documents.selectors import index_versions_for
 
@@ -300,6 +301,14 @@ _PASSAGE_FIELDS = (
 )
 
 
+_PASSAGE_ROWS = PreparedRead(
+    lambda chunk_ids: (
+        Chunk.objects.filter(pk__in=chunk_ids).order_by().values_list(*_PASSAGE_FIELDS)
+    ),
+    _PASSAGE_FIELDS,
+)
+
+
 def _published_chunks(hits: list[Hit], knowledge_base_ids: list[str]) -> dict:
     """The hits' chunk rows (named tuples of `_PASSAGE_FIELDS`) by id, those whose
     version is published in one of `knowledge_base_ids` only, whatever the index
@@ -308,14 +317,12 @@ def _published_chunks(hits: list[Hit], knowledge_base_ids: list[str]) -> dict:
     Checked on the rows read, not in the WHERE clause, so that the query keeps its
     plan (by primary key): on PostgreSQL with stale statistics a filter on the
     document turned it round, from 0.3 to 5.5 ms at 500 documents. Rows, not model
-    instances, and no ordering: this query is on every search's path.
+    instances, no ordering, compiled once: this query is on every search's path.
     """
     searched = set(knowledge_base_ids)
     chunks = {
         row.pk: row
-        for row in Chunk.objects.filter(pk__in=[hit.chunk_id for hit in hits])
-        .order_by()
-        .values_list(*_PASSAGE_FIELDS, named=True)
+        for row in _PASSAGE_ROWS.rows(list(dict.fromkeys(hit.chunk_id for hit in hits)))
         if row.document__status == DocumentStatus.PUBLISHED
         and row.document__knowledge_base_id in searched
     }
