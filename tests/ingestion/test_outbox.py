@@ -232,7 +232,7 @@ class TestCommands:
             call_command("run_ingestion_worker", "--loop", "--wake", "notify")
 
 
-# --- real processes: a worker that polls only every 30 s picks up work at once ----
+# --- real processes: a worker that polls only every 120 s picks up work at once ---
 
 
 def submit_and_time_claim(editor, knowledge_base) -> float:
@@ -267,7 +267,7 @@ def test_a_wake_up_brings_an_idle_worker_at_once(
             "run_ingestion_worker",
             "--loop",
             "--poll-interval",
-            "30",
+            "120",
             "--wake",
             wake,
         ),
@@ -281,5 +281,6 @@ def test_a_wake_up_brings_an_idle_worker_at_once(
             process.signal(signal.SIGTERM)
         codes = [process.stop() for process in processes]
     assert codes == [0, 0], [p.stderr for p in processes]
-    # The worker polls every 30 s: only the wake-up explains a prompt claim.
-    assert max(latencies) < 3, latencies
+    # The worker polls every 120 s: only the wake-up explains a claim within 10 s
+    # (on a loaded CI host a claim took 3.35 s).
+    assert max(latencies) < 10, latencies
