@@ -388,7 +388,7 @@ def _walk(
             continue
         elif kind == _PATH:
             if not ruling_limit_reached(rulings):
-                inner = tuple(matrix)
+                inner = tuple(matrix[:])  # a slice is quicker than iterating it
                 at = inner if outer is _IDENTITY else _times(inner, outer)
                 _path_rulings(pointer, at, rulings, out)  # type: ignore[arg-type]
         else:
@@ -396,7 +396,7 @@ def _walk(
                 _get_form_object(handle, index)
                 for index in range(_fast_count_form_objects(pointer))
             ]
-            _walk(inner, _times(tuple(matrix), outer), drawing, budget, out)
+            _walk(inner, _times(tuple(matrix[:]), outer), drawing, budget, out)
 
 
 def _path_rulings(
@@ -409,7 +409,7 @@ def _path_rulings(
     for index in range(_fast_count_segments(path)):
         segment = get_segment(path, index)
         get_point(segment, x_at, y_at)
-        px, py = point
+        px, py = point[0], point[1]  # unpacking a ctypes array is slower
         here = (px * a + py * c + e, px * b + py * d + f)
         kind = get_type(segment)
         if kind == _MOVE_TO:
