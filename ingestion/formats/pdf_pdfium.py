@@ -9,7 +9,8 @@ word instead of several a character), and each word becomes one glyph of
 `pdf_layout` (`Glyph`), so the layout, column and table code reads pdfium's
 pages as it reads pdfminer's. The calls go through prototypes of our own that
 take plain addresses: with pypdfium2's typed ones reading the words took twice
-as long.
+as long. The loops that run once a word or a path segment call them without
+argument types, with ready pointers (`_untyped`).
 Figures: docs/benchmarks.md, "PDF parsing".
 """
 
@@ -40,30 +41,20 @@ def _function(name: str, result: type | None, *arguments: type) -> ctypes._CFunc
 
 _count_chars = _function("FPDFText_CountChars", _INT, _VOID)
 _get_text = _function("FPDFText_GetText", _INT, _VOID, _INT, _INT, _VOID)
-_get_unicode = _function("FPDFText_GetUnicode", ctypes.c_uint, _VOID, _INT)
 _is_hyphen = _function("FPDFText_IsHyphen", _INT, _VOID, _INT)
 _map_error = _function("FPDFText_HasUnicodeMapError", _INT, _VOID, _INT)
-_text_object = _function("FPDFText_GetTextObject", _VOID, _VOID, _INT)
 _char_origin = _function("FPDFText_GetCharOrigin", _INT, _VOID, _INT, _VOID, _VOID)
 _char_box = _function("FPDFText_GetCharBox", _INT, _VOID, _INT, *[_VOID] * 4)
 _loose_box = _function("FPDFText_GetLooseCharBox", _INT, _VOID, _INT, _VOID)
 _count_objects = _function("FPDFPage_CountObjects", _INT, _VOID)
-_get_object = _function("FPDFPage_GetObject", _VOID, _VOID, _INT)
-_count_form_objects = _function("FPDFFormObj_CountObjects", _INT, _VOID)
 _get_form_object = _function("FPDFFormObj_GetObject", _VOID, _VOID, ctypes.c_ulong)
-_object_type = _function("FPDFPageObj_GetType", _INT, _VOID)
-_object_matrix = _function("FPDFPageObj_GetMatrix", _INT, _VOID, _VOID)
-_count_segments = _function("FPDFPath_CountSegments", _INT, _VOID)
-_get_segment = _function("FPDFPath_GetPathSegment", _VOID, _VOID, _INT)
-_segment_point = _function("FPDFPathSegment_GetPoint", _INT, _VOID, _VOID, _VOID)
-_segment_type = _function("FPDFPathSegment_GetType", _INT, _VOID)
-_segment_close = _function("FPDFPathSegment_GetClose", _INT, _VOID)
 
 
-# The same functions without argument types, for the loops that run once a word
-# or a path segment: every pointer is passed as a ready `c_void_p` and every
+# Functions without argument types, for the loops that run once a word or a path
+# segment: every pointer is passed as a ready `c_void_p` (or `_Handle`) and every
 # index as a Python int (a C int), which ctypes passes without converting them,
-# a third faster a call.
+# a third faster a call. Nothing checks the arguments: a bare int passed for a
+# pointer would be cut to 32 bits.
 
 
 class _Handle(ctypes.c_void_p):
