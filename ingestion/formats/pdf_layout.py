@@ -172,17 +172,6 @@ class Line:
     def text(self) -> str:
         return "".join(self.parts)
 
-    def continued_by(self, line: Line) -> bool:
-        """Whether `line` is the next line of the same paragraph, just below."""
-        scale = max(line.size, self.size)
-        step = self.across - line.across
-        return (
-            line.direction == self.direction
-            and _LINE_TOLERANCE * scale < step <= _MAX_LINE_STEP * scale
-            and self.start - 0.5 * (self.end - self.start) <= line.start <= self.end
-            and scale <= _MAX_SIZE_RATIO * min(line.size, self.size)
-        )
-
 
 def glyph_paragraphs(glyphs: list[Glyph]) -> list[list[str]]:
     """The text of each line of each paragraph of `glyph_lines`."""
@@ -201,22 +190,26 @@ def glyph_lines(glyphs: list[Glyph]) -> list[list[Line]]:
     line: Line | None = None
     home = -1
     pending_space = False
+    # The line at hand, kept in locals while glyphs extend it (this loop runs
+    # once per glyph) and written back before the next line is placed, which
+    # reads it.
+    line_direction = -1
+    line_end = line_across = line_size = 0.0
+    parts: list[str] = []
+    last = ""  # its last character
     for text, direction, start, end, across, size in glyphs:
         if text.isspace():
             pending_space = True
             continue
-        # Same baseline and no column gap: the glyph continues the line (inlined,
-        # this loop runs once per glyph).
-        if line is not None and direction == line.direction:
-            line_size = line.size
+        # Same baseline and no column gap: the glyph continues the line.
+        if direction == line_direction:
             scale = size if size > line_size else line_size  # max(), without a call
-            line_end = line.end
             if (
-                abs(across - line.across) <= _LINE_TOLERANCE * scale
+                abs(across - line_across) <= _LINE_TOLERANCE * scale
                 and line_end - scale <= start <= line_end + _MAX_WORD_GAP * scale
             ):
                 gap = start - line_end
-                last, first = line.parts[-1][-1], text[0]
+                first = text[0]
                 if (
                     last >= CJK_FIRST
                     and first >= CJK_FIRST
@@ -224,20 +217,27 @@ def glyph_lines(glyphs: list[Glyph]) -> list[list[Line]]:
                     and is_cjk(first)
                 ):
                     if gap > _CJK_WORD_GAP * scale:
-                        line.parts.append(" ")
+                        parts.append(" ")
                 elif pending_space or gap > _WORD_GAP * scale:
-                    line.parts.append(" ")
-                line.parts.append(text)
-                if end > line_end:
-                    line.end = end
-                line.across = across
-                line.size = scale
+                    parts.append(" ")
+                parts.append(text)
+                last = text[-1]
+                line_end = end if end > line_end else line_end
+                line_across = across
+                line_size = scale
                 pending_space = False
                 continue
-        new = Line(direction, start, end, across, size, [text])
+        if line is not None:
+            line.end, line.across, line.size = line_end, line_across, line_size
+        parts = [text]
+        new = Line(direction, start, end, across, size, parts)
         home = _place_line(new, line, home, paragraphs, recent)
         line = new
+        line_direction, line_end, line_across, line_size = direction, end, across, size
+        last = text[-1]
         pending_space = False
+    if line is not None:
+        line.end, line.across, line.size = line_end, line_across, line_size
     return paragraphs
 
 
@@ -259,16 +259,24 @@ def _place_line(
         if math.hypot(x1 - x0, y1 - y0) <= _MAX_LINE_STEP * scale:
             home = previous_home
     if home < 0:
-        across, size = line.across, line.size
+        across, size, start = line.across, line.size, line.start
         for index in reversed(recent[-_OPEN_PARAGRAPHS:]):
             above = paragraphs[index][-1]
             # Not just above: cannot go on here (checked first, it is most).
             step = above.across - across
-            if step <= 0 or step > _MAX_LINE_STEP * (
-                above.size if above.size > size else size
-            ):
+            above_size = above.size
+            scale = above_size if above_size > size else size
+            if step <= 0 or step > _MAX_LINE_STEP * scale:
                 continue
-            if above.continued_by(line):
+            # Whether `line` is the next line of `above`'s paragraph, just below:
+            # close enough, starting within it, of a like size.
+            smaller = size if size < above_size else above_size
+            if (
+                above.direction == line.direction
+                and _LINE_TOLERANCE * scale < step
+                and above.start - 0.5 * (above.end - above.start) <= start <= above.end
+                and scale <= _MAX_SIZE_RATIO * smaller
+            ):
                 home = index
                 break
     if home < 0:

@@ -9,7 +9,8 @@ word instead of several a character), and each word becomes one glyph of
 `pdf_layout` (`Glyph`), so the layout, column and table code reads pdfium's
 pages as it reads pdfminer's. The calls go through prototypes of our own that
 take plain addresses: with pypdfium2's typed ones reading the words took twice
-as long.
+as long. The loops that run once a word or a path segment call them without
+argument types, with ready pointers (`_untyped`).
 Figures: docs/benchmarks.md, "PDF parsing".
 """
 
@@ -40,26 +41,55 @@ def _function(name: str, result: type | None, *arguments: type) -> ctypes._CFunc
 
 _count_chars = _function("FPDFText_CountChars", _INT, _VOID)
 _get_text = _function("FPDFText_GetText", _INT, _VOID, _INT, _INT, _VOID)
-_get_unicode = _function("FPDFText_GetUnicode", ctypes.c_uint, _VOID, _INT)
 _is_hyphen = _function("FPDFText_IsHyphen", _INT, _VOID, _INT)
 _map_error = _function("FPDFText_HasUnicodeMapError", _INT, _VOID, _INT)
-_text_object = _function("FPDFText_GetTextObject", _VOID, _VOID, _INT)
-_char_matrix = _function("FPDFText_GetMatrix", _INT, _VOID, _INT, _VOID)
-_font_size = _function("FPDFText_GetFontSize", _DOUBLE, _VOID, _INT)
 _char_origin = _function("FPDFText_GetCharOrigin", _INT, _VOID, _INT, _VOID, _VOID)
 _char_box = _function("FPDFText_GetCharBox", _INT, _VOID, _INT, *[_VOID] * 4)
 _loose_box = _function("FPDFText_GetLooseCharBox", _INT, _VOID, _INT, _VOID)
 _count_objects = _function("FPDFPage_CountObjects", _INT, _VOID)
-_get_object = _function("FPDFPage_GetObject", _VOID, _VOID, _INT)
-_count_form_objects = _function("FPDFFormObj_CountObjects", _INT, _VOID)
 _get_form_object = _function("FPDFFormObj_GetObject", _VOID, _VOID, ctypes.c_ulong)
-_object_type = _function("FPDFPageObj_GetType", _INT, _VOID)
-_object_matrix = _function("FPDFPageObj_GetMatrix", _INT, _VOID, _VOID)
-_count_segments = _function("FPDFPath_CountSegments", _INT, _VOID)
-_get_segment = _function("FPDFPath_GetPathSegment", _VOID, _VOID, _INT)
-_segment_point = _function("FPDFPathSegment_GetPoint", _INT, _VOID, _VOID, _VOID)
-_segment_type = _function("FPDFPathSegment_GetType", _INT, _VOID)
-_segment_close = _function("FPDFPathSegment_GetClose", _INT, _VOID)
+
+
+# Functions without argument types, for the loops that run once a word or a path
+# segment: every pointer is passed as a ready `c_void_p` (or `_Handle`) and every
+# index as a Python int (a C int), which ctypes passes without converting them,
+# a third faster a call. Nothing checks the arguments: a bare int passed for a
+# pointer would be cut to 32 bits.
+
+
+class _Handle(ctypes.c_void_p):
+    """A returned pointer kept as a pointer (a `c_void_p` would become an int),
+    ready to be passed on."""
+
+
+def _untyped(name: str, result: type) -> ctypes._CFuncPtr:
+    function = _LIBRARY[name]
+    function.restype = result
+    return function
+
+
+def _pointers(array: ctypes.Array, count: int) -> list[ctypes.c_void_p]:
+    """Pointers to the first `count` items of `array`."""
+    at, size = ctypes.addressof(array), ctypes.sizeof(array._type_)
+    return [ctypes.c_void_p(at + size * index) for index in range(count)]
+
+
+_fast_unicode = _untyped("FPDFText_GetUnicode", ctypes.c_uint)
+_fast_text_object = _untyped("FPDFText_GetTextObject", _VOID)
+_fast_origin = _untyped("FPDFText_GetCharOrigin", _INT)
+_fast_loose = _untyped("FPDFText_GetLooseCharBox", _INT)
+_fast_matrix = _untyped("FPDFText_GetMatrix", _INT)
+_fast_font_size = _untyped("FPDFText_GetFontSize", _DOUBLE)
+
+_fast_object = _untyped("FPDFPage_GetObject", _VOID)
+_fast_object_type = _untyped("FPDFPageObj_GetType", _INT)
+_fast_object_matrix = _untyped("FPDFPageObj_GetMatrix", _INT)
+_fast_count_form_objects = _untyped("FPDFFormObj_CountObjects", _INT)
+_fast_count_segments = _untyped("FPDFPath_CountSegments", _INT)
+_fast_segment = _untyped("FPDFPath_GetPathSegment", _Handle)
+_fast_point = _untyped("FPDFPathSegment_GetPoint", _INT)
+_fast_segment_type = _untyped("FPDFPathSegment_GetType", _INT)
+_fast_segment_close = _untyped("FPDFPathSegment_GetClose", _INT)
 
 _TEXT, _PATH, _FORM = (
     pdfium_c.FPDF_PAGEOBJ_TEXT,
@@ -119,53 +149,61 @@ def page_words(textpage: int, order: dict[int, int]) -> PageWords:
     glyphs. A line break is no space: the layout sees whether the line goes on.
     A word whose characters do not run along its baseline (`_MAX_SPREAD`,
     `_OFF_BASELINE`) becomes a glyph a character.
+
+    This loop runs once a word: the calls are the untyped ones of `_Placer`,
+    and the font of the text object at hand is kept in local variables.
     """
     text = _page_text(textpage)
-    chars, odd = len(text) - sum(map(str.isspace, text)), len(_ODD.findall(text))
+    # Characters that are not whitespace: str.split() cuts at exactly those
+    # str.isspace() knows, three times faster than asking each character.
+    chars, odd = sum(map(len, text.split())), len(_ODD.findall(text))
     words = PageWords([], chars, odd=odd)
     at = _Placer(textpage)
-    origin, loose = at.origin, at.loose
+    handle, origin, loose, loose_at = at.handle, at.origin, at.loose, at.loose_at
     first_x, first_y, last_x, last_y = at.origin_at
+    text_object, char_origin, loose_box = _fast_text_object, _fast_origin, _fast_loose
     append = (glyphs := words.glyphs).append
     # Where the drawing place changes: (the place, the first glyph from there).
     placed: list[tuple[int, int]] = [(-1, 0)]
     current, drawn, in_order = None, -1, True
+    size = a = b = slack = 0.0
+    rightwards = True
     for match in _WORD.finditer(text):
         first, end = match.span()
         word = match.group()
         if word[-1] == _NO_TEXT and not (word := _hyphen(textpage, word, end - 1)):
             continue
-        text_object = _text_object(textpage, first)
-        if text_object != current:
-            current = text_object
-            at.take_font(first)
-            place = order.get(text_object, drawn)  # type: ignore[arg-type]
+        text_object_here = text_object(handle, first)
+        if text_object_here != current:
+            current = text_object_here
+            size, a, b, slack, rightwards = at.take_font(first)
+            place = order.get(text_object_here, drawn)  # type: ignore[arg-type]
             if place != drawn:
                 in_order = in_order and place > drawn
                 drawn = place
                 placed.append((drawn, len(glyphs)))
         if first and text[first - 1] == " " and glyphs:
-            _, direction, _, start, across, size = glyphs[-1]
-            append((" ", direction, start, start, across, size))
-        _char_origin(textpage, first, first_x, first_y)
-        if end - first == 1:
+            _, direction, _, start, across, space_size = glyphs[-1]
+            append((" ", direction, start, start, across, space_size))
+        char_origin(handle, first, first_x, first_y)
+        last = end - 1
+        if last == first:
             origin[2], origin[3] = origin[0], origin[1]
         else:
-            _char_origin(textpage, end - 1, last_x, last_y)
+            char_origin(handle, last, last_x, last_y)
             dx, dy = origin[2] - origin[0], origin[3] - origin[1]
-            size, a, b = at.size, at.a, at.b
             across = dy * a - dx * b
             if not (
                 -_OFF_BASELINE * size <= across <= _OFF_BASELINE * size
-                and dx * a + dy * b <= _MAX_SPREAD * size * (end - first - 1)
+                and dx * a + dy * b <= _MAX_SPREAD * size * (last - first)
             ):
                 glyphs.extend(at.char_glyphs(text, first, end))
                 continue
-        if at.rightwards:  # most words: inlined
-            _loose_box(textpage, end - 1, at.loose_at)
-            append((word, 0, origin[0], loose[2] + at.slack, origin[3], at.size))
+        if rightwards:  # most words: inlined
+            loose_box(handle, last, loose_at)
+            append((word, 0, origin[0], loose[2] + slack, origin[3], size))
         else:
-            append(at.glyph(word, end - 1))
+            append(at.glyph(word, last))
     if not in_order:
         words.glyphs = _in_drawing_order(glyphs, placed)
     words.unmapped_share = _unmapped_share(textpage, text)
@@ -209,35 +247,36 @@ def _unmapped_share(textpage: int, text: str) -> float:
 
 class _Placer:
     """Where the words of one text page sit: the font (size, direction) of the
-    text object at hand, and out-parameters for the calls, allocated once."""
+    text object at hand, and out-parameters for the calls, allocated once and
+    passed as ready pointers (`handle`, `origin_at`, `loose_at`)."""
 
     def __init__(self, textpage: int) -> None:
         self.textpage = textpage
+        self.handle = ctypes.c_void_p(textpage)
         self.origin = (ctypes.c_double * 4)()  # first character's x, y; last's
         self.tight = (ctypes.c_double * 4)()  # left, right, bottom, top
         self.loose = (ctypes.c_float * 4)()  # left, top, right, bottom
         self.matrix = (ctypes.c_float * 6)()
-        double = ctypes.sizeof(ctypes.c_double)
-        at = ctypes.addressof(self.origin)
-        self.origin_at = [at + double * i for i in range(4)]
-        at = ctypes.addressof(self.tight)
-        self.tight_at = [at + double * i for i in range(4)]
-        self.loose_at = ctypes.addressof(self.loose)
-        self.matrix_at = ctypes.addressof(self.matrix)
+        self.origin_at = _pointers(self.origin, 4)
+        self.tight_at = _pointers(self.tight, 4)
+        self.loose_at = _pointers(self.loose, 1)[0]
+        self.matrix_at = _pointers(self.matrix, 1)[0]
         self.size, self.a, self.b, self.slack = 1.0, 1.0, 0.0, 0.0
         self.rightwards = True
 
-    def take_font(self, index: int) -> None:
-        """The size and direction of character `index`'s font."""
+    def take_font(self, index: int) -> tuple[float, float, float, float, bool]:
+        """The size and direction of character `index`'s font: (size, a, b,
+        slack, rightwards), also kept as attributes."""
         matrix = self.matrix
-        _char_matrix(self.textpage, index, self.matrix_at)
+        _fast_matrix(self.handle, index, self.matrix_at)
         a, b = matrix[0], matrix[1]
         norm = math.hypot(a, b) or 1.0
         self.a, self.b = a / norm, b / norm
         self.rightwards = a > 0 and abs(b) <= a
-        size = _font_size(self.textpage, index) * math.hypot(matrix[2], matrix[3])
+        size = _fast_font_size(self.handle, index) * math.hypot(matrix[2], matrix[3])
         self.size = size or 1.0
         self.slack = _FLOAT_SLACK * abs(self.size)
+        return self.size, self.a, self.b, self.slack, self.rightwards
 
     def glyph(self, word: str, last: int) -> Glyph:
         """`word` as a glyph of `pdf_layout`: from its first character's origin
@@ -281,12 +320,14 @@ def _page_text(textpage: int) -> str:
     if len(text) == count:
         return text
     # pdfium left out control characters (or wrote a character beyond the BMP as
-    # two): ask for each character instead, so indexes match again.
-    chars = []
-    for index in range(count):
-        code = _get_unicode(textpage, index)
-        chars.append(_NO_TEXT if code in (0, 2) or code > 0x10FFFF else chr(code))
-    return "".join(chars)
+    # two): ask for each character instead, so indexes match again. (Asking for
+    # halves of the page until their lengths come out right does not do: a
+    # range of the right length can still be shifted by one.)
+    handle, get_unicode = ctypes.c_void_p(textpage), _fast_unicode
+    codes = [get_unicode(handle, index) for index in range(count)]
+    return "".join(
+        _NO_TEXT if code in (0, 2) or code > 0x10FFFF else chr(code) for code in codes
+    )
 
 
 @dataclass(slots=True)
@@ -303,54 +344,75 @@ def page_drawing(page: int) -> PageDrawing:
     as `pdf_tables.TableCollector` records them from pdfminer."""
     drawing = PageDrawing([], {})
     budget = [_MAX_OBJECTS]
-    objects = [_get_object(page, index) for index in range(_count_objects(page))]
-    _walk(objects, _IDENTITY, drawing, budget)
+    handle = ctypes.c_void_p(page)
+    objects = [_fast_object(handle, index) for index in range(_count_objects(page))]
+    _walk(objects, _IDENTITY, drawing, budget, _Segments())
     return drawing
 
 
+class _Segments:
+    """Out-parameters for the calls on paths, allocated once a page."""
+
+    def __init__(self) -> None:
+        self.matrix = (ctypes.c_float * 6)()
+        self.matrix_at = _pointers(self.matrix, 1)[0]
+        self.point = (ctypes.c_float * 2)()
+        self.x_at, self.y_at = _pointers(self.point, 2)
+
+
 def _walk(
-    objects: list[int], outer: Matrix, drawing: PageDrawing, budget: list[int]
+    objects: list[int | None],
+    outer: Matrix,
+    drawing: PageDrawing,
+    budget: list[int],
+    out: _Segments,
 ) -> None:
-    matrix = (ctypes.c_float * 6)()
-    at = ctypes.addressof(matrix)
+    matrix, matrix_at = out.matrix, out.matrix_at
+    text_objects, rulings = drawing.text_objects, drawing.rulings
     for handle in objects:
         budget[0] -= 1
         if budget[0] < 0:
             return
-        kind = _object_type(handle)
+        pointer = ctypes.c_void_p(handle)
+        kind = _fast_object_type(pointer)
         if kind == _TEXT:
-            drawing.text_objects[handle] = len(drawing.text_objects)
-        elif kind not in (_PATH, _FORM) or not _object_matrix(handle, at):
+            text_objects[handle] = len(text_objects)  # type: ignore[index]
+        elif kind not in (_PATH, _FORM) or not _fast_object_matrix(pointer, matrix_at):
             continue
         elif kind == _PATH:
-            if not ruling_limit_reached(drawing.rulings):
-                _path_rulings(handle, _times(tuple(matrix), outer), drawing.rulings)
+            if not ruling_limit_reached(rulings):
+                inner = tuple(matrix[:])  # a slice is quicker than iterating it
+                at = inner if outer is _IDENTITY else _times(inner, outer)
+                _path_rulings(pointer, at, rulings, out)  # type: ignore[arg-type]
         else:
             inner = [
                 _get_form_object(handle, index)
-                for index in range(_count_form_objects(handle))
+                for index in range(_fast_count_form_objects(pointer))
             ]
-            _walk(inner, _times(tuple(matrix), outer), drawing, budget)
+            _walk(inner, _times(tuple(matrix[:]), outer), drawing, budget, out)
 
 
-def _path_rulings(path: int, matrix: Matrix, rulings: list[Box]) -> None:
+def _path_rulings(
+    path: ctypes.c_void_p, matrix: Matrix, rulings: list[Box], out: _Segments
+) -> None:
     a, b, c, d, e, f = matrix
-    x = ctypes.c_float()
-    y = ctypes.c_float()
-    x_at, y_at = ctypes.addressof(x), ctypes.addressof(y)
+    point, x_at, y_at = out.point, out.x_at, out.y_at
+    get_segment, get_point, get_type = _fast_segment, _fast_point, _fast_segment_type
     start = current = None
-    for index in range(_count_segments(path)):
-        segment = _get_segment(path, index)
-        _segment_point(segment, x_at, y_at)
-        px, py = x.value, y.value
-        point = (px * a + py * c + e, px * b + py * d + f)
-        kind = _segment_type(segment)
+    for index in range(_fast_count_segments(path)):
+        segment = get_segment(path, index)
+        get_point(segment, x_at, y_at)
+        px, py = point[0], point[1]  # unpacking a ctypes array is slower
+        here = (px * a + py * c + e, px * b + py * d + f)
+        kind = get_type(segment)
         if kind == _MOVE_TO:
-            start = point
-        elif kind == _LINE_TO and current is not None:
-            add_ruling(rulings, current, point)
-        current = point
-        if _segment_close(segment) and start is not None:
+            # A move closes nothing: a close flag here would draw no line.
+            start = current = here
+            continue
+        if kind == _LINE_TO and current is not None:
+            add_ruling(rulings, current, here)
+        current = here
+        if start is not None and _fast_segment_close(segment):
             add_ruling(rulings, current, start)
             current = start
 

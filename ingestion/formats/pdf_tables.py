@@ -5,7 +5,9 @@ Two kinds of table, both found from what one pdfminer pass already gives:
 - ruled: a grid of drawn lines and rectangles. `TableCollector` records the page's
   straight horizontal and vertical path segments as it interprets the page, and
   only a page that has some goes through pdfplumber's grid finder (its "lines"
-  strategy, fed with our segments instead of a second parse). Each glyph goes to
+  strategy, fed with our segments instead of a second parse; its edge merging,
+  crossings and cell search copied here on tuples, checked against its own on
+  random rulings). Each glyph goes to
   the cell under its centre; a cell spanning columns leaves the columns after it
   empty, so every value stays under its header cell.
 - unruled, as financial statements are set: amounts right-aligned in columns
@@ -20,17 +22,13 @@ found gives exactly the paragraphs of `glyph_paragraphs`. Why not pdfplumber's o
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import TYPE_CHECKING
 
-from pdfplumber.table import (
-    Table,
-    cells_to_tables,
-    edges_to_intersections,
-    merge_edges,
-)
+from pdfplumber.table import Table, cells_to_tables
 
 from ..blocks import PARAGRAPH, TABLE_ROW, Block, table_row_text
 from .pdf_columns import TableRows, unruled_tables
@@ -166,46 +164,132 @@ def _ruled_grids(rulings: list[Box]) -> list[list[list[Box | None]]]:
     horizontal = sum(1 for _, top, _, bottom in rulings if top == bottom)
     if horizontal < 2 or len(rulings) - horizontal < 2:
         return []  # merging edges makes no more of either: no grid (underlines)
-    edges = [
-        {
-            "x0": x0,
-            "x1": x1,
-            "top": top,
-            "bottom": bottom,
-            "doctop": top,
-            "width": x1 - x0,
-            "height": bottom - top,
-            "orientation": "h" if top == bottom else "v",
-        }
-        for x0, top, x1, bottom in rulings
-    ]
-    edges = merge_edges(edges, _TOLERANCE, _TOLERANCE, _TOLERANCE, _TOLERANCE)
-    edges = [e for e in edges if max(e["width"], e["height"]) >= _MIN_RULING]
+    edges = [e for e in _merged_edges(rulings) if max(e[4], e[5]) >= _MIN_RULING]
     if len(edges) > _MAX_EDGES:
         return []
-    horizontal = sum(1 for e in edges if e["orientation"] == "h")
+    horizontal = sum(1 for e in edges if e[6])
     if horizontal < 2 or len(edges) - horizontal < 2:
         return []
-    intersections = edges_to_intersections(edges, _TOLERANCE, _TOLERANCE)
     grids = []
-    for cells in cells_to_tables(_cells(intersections)):
+    for cells in cells_to_tables(_cells(_intersections(edges))):
         rows = [row.cells for row in Table(None, cells).rows]
         if len(rows) >= 2 and len(rows[0]) >= 2:
             grids.append(rows)
     return grids
 
 
+# An edge of the grid search: x0, top, x1, bottom, width, height, horizontal.
+_Edge = tuple[float, float, float, float, float, float, bool]
+
+
+def _merged_edges(rulings: list[Box]) -> list[_Edge]:
+    """pdfplumber's `merge_edges` with our tolerances: the same edges in the same
+    order, from the same arithmetic, as tuples (its copy of an edge's dict for
+    every move and every join was most of the grid search's time)."""
+    edges = [
+        (x0, top, x1, bottom, x1 - x0, bottom - top, top == bottom)
+        for x0, top, x1, bottom in rulings
+    ]
+    snapped = _snapped([e for e in edges if not e[6]], 0) + _snapped(
+        [e for e in edges if e[6]], 1
+    )
+    snapped.sort(key=lambda e: ("h", e[1]) if e[6] else ("v", e[0]))
+    merged: list[_Edge] = []
+    for _, group in groupby(
+        snapped, key=lambda e: ("h", e[1]) if e[6] else ("v", e[0])
+    ):
+        merged.extend(_joined(list(group)))
+    return merged
+
+
+def _snapped(edges: list[_Edge], at: int) -> list[_Edge]:
+    """pdfplumber's `snap_objects`: edges whose position `at` (x0 of vertical
+    edges, top of horizontal ones) is within the tolerance of the next one's
+    move to their mean, cluster by cluster."""
+    if not edges:
+        return []
+    cluster_of: dict[float, int] = {}
+    index, last = 0, None
+    for value in sorted({edge[at] for edge in edges}):
+        if last is not None and value > last + _TOLERANCE:
+            index += 1
+        cluster_of[value] = index
+        last = value
+    clusters: list[list[_Edge]] = [[] for _ in range(index + 1)]
+    for edge in edges:
+        clusters[cluster_of[edge[at]]].append(edge)
+    snapped = []
+    for cluster in clusters:
+        mean = sum(edge[at] for edge in cluster) / len(cluster)
+        for x0, top, x1, bottom, width, height, flat in cluster:
+            if at == 0:
+                shift = mean - x0
+                snapped.append(
+                    (x0 + shift, top, x1 + shift, bottom, width, height, flat)
+                )
+            else:
+                shift = mean - top
+                snapped.append(
+                    (x0, top + shift, x1, bottom + shift, width, height, flat)
+                )
+    return snapped
+
+
+def _joined(group: list[_Edge]) -> list[_Edge]:
+    """pdfplumber's `join_edge_group`: edges of one line that touch or overlap
+    (within the tolerance) joined into one."""
+    flat = group[0][6]
+    low, high = (0, 2) if flat else (1, 3)
+    group.sort(key=lambda edge: edge[low])
+    joined = [group[0]]
+    for edge in group[1:]:
+        last = joined[-1]
+        if edge[low] <= last[high] + _TOLERANCE:
+            if edge[high] > last[high]:
+                x0, top, x1, bottom, width, height, _ = last
+                if flat:
+                    joined[-1] = (x0, top, edge[2], bottom, edge[2] - x0, height, flat)
+                else:
+                    grown = height + (edge[3] - bottom)
+                    joined[-1] = (x0, top, x1, edge[3], width, grown, flat)
+        else:
+            joined.append(edge)
+    return joined
+
+
+def _intersections(edges: list[_Edge]) -> dict[tuple[float, float], tuple]:
+    """pdfplumber's `edges_to_intersections`: each point where a vertical and a
+    horizontal edge cross (within the tolerance), with the boxes of the edges
+    of each side crossing there, as (vertical, horizontal) sets. The horizontal
+    edges near each vertical one are found by bisection, then held to
+    pdfplumber's own comparisons."""
+    flat = sorted((e for e in edges if e[6]), key=lambda e: e[1])
+    tops = [e[1] for e in flat]
+    found: dict[tuple[float, float], tuple[set, set]] = {}
+    for v in edges:
+        if v[6]:
+            continue
+        v_x, v_top, _, v_bottom = v[:4]
+        lowest = bisect_left(tops, v_top - 2 * _TOLERANCE)
+        highest = bisect_right(tops, v_bottom + 2 * _TOLERANCE)
+        for h in flat[lowest:highest]:
+            if (
+                v_top <= h[1] + _TOLERANCE
+                and v_bottom >= h[1] - _TOLERANCE
+                and v_x >= h[0] - _TOLERANCE
+                and v_x <= h[2] + _TOLERANCE
+            ):
+                sides = found.setdefault((v_x, h[1]), (set(), set()))
+                sides[0].add(v[:4])
+                sides[1].add(h[:4])
+    return found
+
+
 def _cells(intersections: dict) -> list[Box]:
     """pdfplumber's `intersections_to_cells`, the same cells in the same order,
     with the points below and right of each one looked up instead of searched
     for (its search made the grid finder quadratic in the intersections)."""
-    sides = {
-        point: tuple(
-            frozenset((e["x0"], e["top"], e["x1"], e["bottom"]) for e in edges[side])
-            for side in ("v", "h")
-        )
-        for point, edges in intersections.items()
-    }
+    sides = intersections
 
     def connects(one: tuple, other: tuple) -> bool:
         if one[0] == other[0] and not sides[one][0].isdisjoint(sides[other][0]):

@@ -44,7 +44,7 @@ class ScannedPages:
 
     def blocks(self, number: int, text: str) -> list[Block]:
         """The page's paragraphs by OCR, or [] when its text layer will do."""
-        if len(text) - sum(map(str.isspace, text)) >= THIN_TEXT_CHARS:
+        if sum(map(len, text.split())) >= THIN_TEXT_CHARS:  # not whitespace
             return []
         page = self._document()[number - 1]
         if not ocr.page_needs_ocr(page):

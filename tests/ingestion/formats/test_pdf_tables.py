@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pdfplumber.table import edges_to_intersections, merge_edges
 
 from ingestion.blocks import PARAGRAPH, TABLE_ROW, Block
-from ingestion.formats import pdf
+from ingestion.formats import pdf, pdf_tables
 from ingestion.formats.base import ParseRequest
 from ingestion.formats.pdf_layout import glyph_paragraphs
 from tests.ingestion.formats import pdf_samples as samples
@@ -201,3 +204,60 @@ def test_prose_with_numbers_in_two_columns_is_not_a_table():
     )
 
     assert not rows(pdf.parse(data, WHOLE))
+
+
+# Rulings near a few grid lines, so that edges snap, join and cross, often just
+# at the tolerance (3 points) where a < against a <= would tell.
+_LINES = st.sampled_from([10.0, 50.0, 90.0, 130.0])
+_NUDGE = st.sampled_from([0.0, 1.0, 3.0, -3.0, 0.3, 2.9, 3.1, -0.4]) | st.floats(-4, 4)
+_LENGTH = st.sampled_from([2.0, 3.0, 5.0, 37.0, 40.0, 43.0, 80.0]) | st.floats(0, 150)
+
+
+@st.composite
+def _rulings(draw) -> list[tuple[float, float, float, float]]:
+    rulings = []
+    for _ in range(draw(st.integers(0, 30))):
+        x = draw(_LINES) + draw(_NUDGE)
+        y = -(draw(_LINES) + draw(_NUDGE))
+        length = draw(_LENGTH)
+        if draw(st.booleans()):
+            rulings.append((x, y, x + length, y))
+        else:
+            rulings.append((x, y - length, x, y))
+    return rulings
+
+
+@settings(max_examples=300, deadline=None)
+@given(_rulings())
+def test_the_grid_search_merges_and_crosses_edges_as_pdfplumber_does(rulings):
+    """`pdf_tables` copies pdfplumber's edge merging and crossing on tuples:
+    the same edges, in the same order, and the same crossings."""
+    dicts = [
+        {
+            "x0": x0,
+            "x1": x1,
+            "top": top,
+            "bottom": bottom,
+            "doctop": top,
+            "width": x1 - x0,
+            "height": bottom - top,
+            "orientation": "h" if top == bottom else "v",
+        }
+        for x0, top, x1, bottom in rulings
+    ]
+    theirs = merge_edges(dicts, 3.0, 3.0, 3.0, 3.0)
+    ours = pdf_tables._merged_edges(rulings)
+
+    def box(edge: dict) -> tuple:
+        return (edge["x0"], edge["top"], edge["x1"], edge["bottom"])
+
+    flat = [(*box(e), e["width"], e["height"], e["orientation"] == "h") for e in theirs]
+    assert ours == flat
+
+    long = [e for e in theirs if max(e["width"], e["height"]) >= 3.0]
+    crossings = {
+        point: ({box(e) for e in sides["v"]}, {box(e) for e in sides["h"]})
+        for point, sides in edges_to_intersections(long, 3.0, 3.0).items()
+    }
+    ours_long = [e for e in ours if max(e[4], e[5]) >= 3.0]
+    assert pdf_tables._intersections(ours_long) == crossings
