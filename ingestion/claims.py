@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from documents.models import Document
 from documents.transitions import transition_document, transition_documents
-from retrieval.services import chunks_discard, chunks_replace
+from retrieval.services import chunks_discard, chunks_replace, chunks_replace_many
 
 from . import counters
 from .backoff import capped_exponential
@@ -148,6 +148,83 @@ def ingestion_task_claim_candidate(
     )
 
 
+def ingestion_tasks_claim_small(
+    head: TaskClaim,
+    *,
+    limit: int,
+    max_bytes: int,
+    content_types: Sequence[str],
+) -> list[TaskClaim] | None:
+    """Small tasks to run with `head` (`batches.py`); `None` when `head` is no
+    small first run itself.
+
+    Companions are tasks of the head's knowledge base and lane, at their first
+    run (`queued`, never run, never yielded), whose document is of
+    `content_types` and at most `max_bytes`: the next `limit` of them in claim
+    order are taken by one conditional UPDATE that re-checks their status, and
+    stamped with the head's claim token, by which the rows won are read back.
+    """
+    small = {
+        "document__size_bytes__lte": max_bytes,
+        "document__content_type__in": list(content_types),
+        "yielded_at__isnull": True,
+    }
+    knowledge_base_id = (
+        _held(head)
+        .filter(attempt=1, **small)
+        .values_list("document__knowledge_base_id", flat=True)
+        .first()
+    )
+    if knowledge_base_id is None:
+        return None
+    if limit <= 0:
+        return []
+    now = timezone.now()
+    first_run = {"status": TaskStatus.QUEUED, "attempt": 0, "available_at__lte": now}
+    picked = (
+        IngestionTask.objects.filter(
+            lane=head.lane,
+            document__knowledge_base_id=knowledge_base_id,
+            **first_run,
+            **small,
+        )
+        .order_by(*CLAIM_ORDER)
+        .values("pk")[:limit]
+    )
+    claimed = transition_tasks(
+        IngestionTask.objects.filter(pk__in=picked, **first_run),
+        "claim",
+        worker_id=head.worker_id,
+        claim_token=head.claim_token,
+        lease_expires_at=now + _lease(),
+        attempt=F("attempt") + 1,
+        total=1,
+        started_at=now,
+    )
+    if not claimed:
+        return []
+    rows = (
+        IngestionTask.objects.filter(
+            claim_token=head.claim_token, status=TaskStatus.RUNNING
+        )
+        .exclude(pk=head.task_id)
+        .order_by(*CLAIM_ORDER)
+        .values_list("pk", "document_id", "submitted_by_id", "lane")
+    )
+    return [
+        TaskClaim(
+            task_id=task_id,
+            document_id=document_id,
+            worker_id=head.worker_id,
+            claim_token=head.claim_token,
+            attempt=1,
+            submitted_by_id=submitted_by_id,
+            lane=lane,
+        )
+        for task_id, document_id, submitted_by_id, lane in rows
+    ]
+
+
 def claimable_tasks(
     limit: int, *, offset: int = 0, lanes: frozenset[str] = ALL_LANES
 ) -> list[Candidate]:
@@ -187,6 +264,17 @@ def _lease() -> timedelta:
 def ingestion_task_renew_lease(claim: TaskClaim) -> bool:
     """Push the lease forward; `False` when the task is no longer ours."""
     return _held(claim).update(lease_expires_at=timezone.now() + _lease()) == 1
+
+
+def ingestion_tasks_renew_leases(claim: TaskClaim) -> bool:
+    """Push forward the lease of every task held with `claim`'s token (a batch
+    shares one); `False` when none is ours any more."""
+    return (
+        IngestionTask.objects.filter(
+            status=TaskStatus.RUNNING, claim_token=claim.claim_token
+        ).update(lease_expires_at=timezone.now() + _lease())
+        > 0
+    )
 
 
 def ingestion_tasks_reclaim_expired(*, limit: int = 100) -> int:
@@ -327,6 +415,52 @@ def ingestion_task_succeed(
         if not transition_documents(document, "ingest_succeed"):
             transition_document(claim.document_id, "ingest_succeed")  # raises why
         chunks_replace(document_id=claim.document_id, rows=chunks)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One task of a batch to finish: its chunk rows, and what its success
+    writes on its row (`final_progress` of `ingestion_task_succeed`, work)."""
+
+    claim: TaskClaim
+    rows: Sequence[tuple[object, ...]]
+    final_progress: dict[str, object]
+    work: WorkSpent | None = None
+
+
+def ingestion_tasks_succeed(finished: Sequence[Finished]) -> list[TaskClaim]:
+    """`ingestion_task_succeed` for several tasks in one transaction; the claims
+    that succeeded (the others were cancelled or taken over: nothing of them is
+    written).
+
+    Each task moves on its own guarded update, its document on its own
+    conditional one, inside a savepoint, so a task lost or a document that
+    cannot move leaves the others be; then one DELETE and one INSERT write the
+    chunks of those that succeeded.
+    """
+    won: list[Finished] = []
+    with transaction.atomic():
+        now = timezone.now()
+        for item in finished:
+            with transaction.atomic():
+                if not transition_tasks(
+                    _held(item.claim),
+                    "succeed",
+                    finished_at=now,
+                    lease_expires_at=None,
+                    **item.final_progress,
+                    **_charged(item.work),
+                ):
+                    continue
+                document = Document.objects.filter(pk=item.claim.document_id)
+                if not transition_documents(document, "ingest_succeed"):
+                    transaction.set_rollback(True)
+                    continue
+                won.append(item)
+        chunks_replace_many(
+            rows_by_document={item.claim.document_id: item.rows for item in won}
+        )
+    return [item.claim for item in won]
 
 
 def ingestion_task_report_failure(
