@@ -159,7 +159,7 @@ def ingestion_tasks_claim_small(
     small first run itself.
 
     Companions are tasks of the head's knowledge base and lane, at their first
-    run (`queued`, never run, never yielded), whose document is of
+    run (`queued`, never run, yielded or charged), whose document is of
     `content_types` and at most `max_bytes`: the next `limit` of them in claim
     order are taken by one conditional UPDATE that re-checks their status, and
     stamped with the head's claim token, by which the rows won are read back.
@@ -168,6 +168,9 @@ def ingestion_tasks_claim_small(
         "document__size_bytes__lte": max_bytes,
         "document__content_type__in": list(content_types),
         "yielded_at__isnull": True,
+        # Nothing spent of its work budget: no run of it was ever charged.
+        "work_cpu_seconds": 0,
+        "work_ocr_pages": 0,
     }
     knowledge_base_id = (
         _held(head)

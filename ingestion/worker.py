@@ -315,18 +315,20 @@ class Worker:
 
     def _small_companions(self, claim: TaskClaim) -> list[TaskClaim] | None:
         """Small tasks claimed to run with `claim` (`batches.py`), or None when
-        it is not small itself or batching is off."""
+        it is not small itself, batching is off or no other small task waits
+        (a lone task runs the pipeline: its progress shown stage by stage)."""
         limit = settings.INGESTION_SMALL_BATCH
         if limit <= 1 or claim.attempt != 1:
             return None
         if self.max_tasks is not None:
             limit = min(limit, self.max_tasks - self.stats.claimed)
-        return claims.ingestion_tasks_claim_small(
+        companions = claims.ingestion_tasks_claim_small(
             claim,
             limit=limit - 1,
             max_bytes=settings.INGESTION_SMALL_BATCH_MAX_BYTES,
             content_types=small_content_types(),
         )
+        return companions or None
 
     def execute_small(self, batch: list[TaskClaim]) -> dict[object, Outcome]:
         """Run small tasks together; each ends with its own outcome, lines and
@@ -336,7 +338,7 @@ class Worker:
             self.stats.claimed += 1
             self.write(
                 f"claimed task={claim.task_id} worker={self.worker_id} "
-                f"status=running attempt={claim.attempt} batch={len(batch)}"
+                f"status=running attempt={claim.attempt}"
             )
         outcomes: dict[object, Outcome] = {}
         with heartbeat_for(
