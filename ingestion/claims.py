@@ -158,11 +158,14 @@ def ingestion_tasks_claim_small(
     """Small tasks to run with `head` (`batches.py`); `None` when `head` is no
     small first run itself.
 
-    Companions are tasks of the head's knowledge base and lane, at their first
-    run (`queued`, never run, yielded or charged), whose document is of
-    `content_types` and at most `max_bytes`: the next `limit` of them in claim
-    order are taken by one conditional UPDATE that re-checks their status, and
-    stamped with the head's claim token, by which the rows won are read back.
+    Companions are the run of tasks at the front of the head's lane, in claim
+    order, that are of the head's knowledge base, at their first run (`queued`,
+    never run, yielded or charged) and whose document is of `content_types` and
+    at most `max_bytes`: the first task that is not ends the run, so a batch
+    never takes a task ahead of one waiting before it (fair turns hold). Up to
+    `limit` of them are taken by one conditional UPDATE that re-checks their
+    status, stamped with the head's claim token; when another worker took some
+    meanwhile, the rows won are read back by that token.
     """
     small = {
         "document__size_bytes__lte": max_bytes,
@@ -183,19 +186,45 @@ def ingestion_tasks_claim_small(
     if limit <= 0:
         return []
     now = timezone.now()
-    first_run = {"status": TaskStatus.QUEUED, "attempt": 0, "available_at__lte": now}
-    picked = (
-        IngestionTask.objects.filter(
-            lane=head.lane,
-            document__knowledge_base_id=knowledge_base_id,
-            **first_run,
-            **small,
-        )
+    front = (
+        IngestionTask.objects.claimable(now)
+        .filter(lane=head.lane)
         .order_by(*CLAIM_ORDER)
-        .values("pk")[:limit]
+        .values_list(
+            "pk",
+            "document_id",
+            "submitted_by_id",
+            "document__knowledge_base_id",
+            "document__size_bytes",
+            "document__content_type",
+            "status",
+            "attempt",
+            "yielded_at",
+            "work_cpu_seconds",
+            "work_ocr_pages",
+        )[:limit]
     )
+    picked: list[tuple[uuid.UUID, uuid.UUID, int | None]] = []
+    for task_id, document_id, submitted_by_id, kb, size, kind, *run in front:
+        fits = (
+            kb == knowledge_base_id
+            and size is not None
+            and size <= max_bytes
+            and kind in content_types
+            and run == [TaskStatus.QUEUED, 0, None, 0, 0]
+        )
+        if not fits:
+            break
+        picked.append((task_id, document_id, submitted_by_id))
+    if not picked:
+        return []
     claimed = transition_tasks(
-        IngestionTask.objects.filter(pk__in=picked, **first_run),
+        IngestionTask.objects.filter(
+            pk__in=[task_id for task_id, _, _ in picked],
+            status=TaskStatus.QUEUED,
+            attempt=0,
+            available_at__lte=now,
+        ),
         "claim",
         worker_id=head.worker_id,
         claim_token=head.claim_token,
@@ -204,16 +233,15 @@ def ingestion_tasks_claim_small(
         total=1,
         started_at=now,
     )
-    if not claimed:
-        return []
-    rows = (
-        IngestionTask.objects.filter(
-            claim_token=head.claim_token, status=TaskStatus.RUNNING
+    if claimed != len(picked):
+        won = set(
+            IngestionTask.objects.filter(
+                pk__in=[task_id for task_id, _, _ in picked],
+                claim_token=head.claim_token,
+                status=TaskStatus.RUNNING,
+            ).values_list("pk", flat=True)
         )
-        .exclude(pk=head.task_id)
-        .order_by(*CLAIM_ORDER)
-        .values_list("pk", "document_id", "submitted_by_id", "lane")
-    )
+        picked = [row for row in picked if row[0] in won]
     return [
         TaskClaim(
             task_id=task_id,
@@ -222,9 +250,9 @@ def ingestion_tasks_claim_small(
             claim_token=head.claim_token,
             attempt=1,
             submitted_by_id=submitted_by_id,
-            lane=lane,
+            lane=head.lane,
         )
-        for task_id, document_id, submitted_by_id, lane in rows
+        for task_id, document_id, submitted_by_id in picked
     ]
 
 

@@ -69,17 +69,21 @@ def test_small_documents_of_one_knowledge_base_run_as_one_batch(
 
 
 def test_a_batch_holds_one_knowledge_base_and_small_text_only(
-    knowledge_base, other_knowledge_base, submit, run_worker, settings
+    knowledge_base, other_knowledge_base, run_worker, settings
 ):
     settings.INGESTION_SMALL_BATCH_MAX_BYTES = 1024
-    ours = [submit(small(knowledge_base, n)) for n in range(3)]
-    large = submit(
-        DocumentFactory(knowledge_base=knowledge_base, content=LONG_MARKDOWN)
+    turns = iter(range(1, 100))
+
+    def queued(document):
+        return IngestionTaskFactory(document=document, turn=next(turns))
+
+    ours = [queued(small(knowledge_base, n, processing=True)) for n in range(3)]
+    large = queued(
+        DocumentFactory(
+            knowledge_base=knowledge_base, content=LONG_MARKDOWN, processing=True
+        )
     )
-    theirs = [
-        IngestionTaskFactory(document=small(other_knowledge_base, n, processing=True))
-        for n in range(2)
-    ]
+    theirs = [queued(small(other_knowledge_base, n, processing=True)) for n in range(2)]
 
     stats, _ = run_worker()
 
@@ -88,6 +92,28 @@ def test_a_batch_holds_one_knowledge_base_and_small_text_only(
     assert len(tokens(theirs)) == 1
     assert tokens(ours) != tokens(theirs)
     assert fresh(large).claim_token not in tokens(ours) | tokens(theirs)
+
+
+def test_a_batch_never_takes_a_task_ahead_of_one_waiting_before_it(
+    knowledge_base, other_knowledge_base, run_worker
+):
+    """Companions are the run at the front of the queue that fits: another
+    knowledge base's task in between ends it, so claim order (fair turns) holds."""
+
+    def queued(kb, n: int, turn: int):
+        return IngestionTaskFactory(document=small(kb, n, processing=True), turn=turn)
+
+    first, second = queued(knowledge_base, 0, 1), queued(knowledge_base, 1, 2)
+    between = queued(other_knowledge_base, 2, 3)
+    last = queued(knowledge_base, 3, 4)
+
+    stats, lines = run_worker()
+
+    assert stats.succeeded == 4
+    assert len(tokens([first, second])) == 1
+    assert len(tokens([first, between, last])) == 3
+    claimed = [line.split()[1] for line in lines if line.startswith("claimed ")]
+    assert claimed == [f"task={t.pk}" for t in (first, second, between, last)]
 
 
 def test_batches_are_at_most_the_setting(knowledge_base, submit, run_worker, settings):
