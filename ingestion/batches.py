@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.conf import settings
 from django.core.files.storage import default_storage
+from django.db import DatabaseError
 
 from documents.kinds import FILE_KINDS
 from documents.models import Document
@@ -94,31 +95,32 @@ class SmallBatch:
         sandbox: ParseSandbox | None = None,
     ) -> None:
         self.claims = claims
-        self.interrupt = interrupt
+        self._interrupt = interrupt
+        self._stopped: BaseException | None = None
         self.sandbox = sandbox or shared_sandbox()
         configure_parsers()
         self.embedder = get_embedder()
         self.meaning = get_meaning()
         self.batch_size = settings.INGESTION_EMBED_BATCH
 
+    def interrupt(self) -> None:
+        """The worker's checkpoint; what it raises ends the whole batch."""
+        try:
+            self._interrupt()
+        except BaseException as error:
+            self._stopped = error
+            raise
+
     def run(self) -> BatchResult:
         """Every task's outcome; raises only what ends the whole batch (the
         interruption's exceptions, a database error)."""
         result = BatchResult()
         started_cpu = time.process_time() + self.sandbox.cpu_seconds()
-        documents = Document.objects.in_bulk([c.document_id for c in self.claims])
-        parsed: list[_Parsed] = []
-        for claim in self.claims:
-            self.interrupt()
-            document = documents.get(claim.document_id)
-            try:
-                parsed.append(self._parse(claim, document))
-            except IngestionFailure as failure:
-                result.failed.append((claim, failure))
+        parsed = self._parse_all(result)
         if not parsed:
             return result
         shared = self._embedded(parsed, result)
-        if not parsed or shared is None:
+        if shared is None:
             return result
         cpu = time.process_time() + self.sandbox.cpu_seconds() - started_cpu
         share = WorkSpent(round(cpu / len(self.claims), 3), 0)
@@ -156,6 +158,28 @@ class SmallBatch:
             else:
                 result.unfinished.append(item.claim)
         return result
+
+    def _parse_all(self, result: BatchResult) -> list[_Parsed]:
+        """Each task's document parsed; one that fails is in `result.failed`."""
+        documents = Document.objects.in_bulk([c.document_id for c in self.claims])
+        parsed: list[_Parsed] = []
+        for claim in self.claims:
+            self.interrupt()
+            try:
+                parsed.append(self._parse(claim, documents.get(claim.document_id)))
+            except IngestionFailure as failure:
+                result.failed.append((claim, failure))
+            except DatabaseError:
+                raise
+            except Exception as error:
+                if error is self._stopped:
+                    raise
+                # A parser that crashed on this document: it fails alone.
+                logger.exception("ingestion crashed task=%s", claim.task_id)
+                detail = f"Unexpected error in the worker ({type(error).__name__})."
+                failure = IngestionFailure(ErrorCode.INTERNAL_ERROR, detail)
+                result.failed.append((claim, failure))
+        return parsed
 
     def _parse(self, claim: TaskClaim, document: Document | None) -> _Parsed:
         if document is None:

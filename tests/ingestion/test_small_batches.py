@@ -16,6 +16,7 @@ from ingestion import claims, services
 from ingestion.batches import SmallBatch
 from ingestion.models import IngestionTask, OutboxEvent
 from ingestion.sandbox import ParseSandbox
+from ingestion.sandbox.exchange import ParserProcessError
 from ingestion.worker import Worker
 from retrieval.models import Chunk
 from tests.factories import DocumentFactory, IngestionTaskFactory
@@ -162,6 +163,31 @@ def test_one_bad_document_in_a_batch_fails_alone(knowledge_base, submit, run_wor
         document_id__in=[empty.document_id, gone.document_id]
     )
     assert (stats.succeeded, stats.failed, stats.retried) == (3, 1, 1)
+
+
+def test_a_parser_crash_on_one_document_fails_that_task_alone(
+    knowledge_base, submit, run_worker, monkeypatch
+):
+    tasks = [submit(small(knowledge_base, n)) for n in range(3)]
+    crashing = Document.objects.get(pk=tasks[1].document_id)
+    extract = ParseSandbox.extract
+
+    def crash_on_one(self, kind, data, **options):
+        with default_storage.open(crashing.storage_key, "rb") as original:
+            if data == original.read():
+                raise ParserProcessError("the parser process died")
+        return extract(self, kind, data, **options)
+
+    monkeypatch.setattr(ParseSandbox, "extract", crash_on_one)
+
+    stats, _ = run_worker()
+
+    assert len(tokens(tasks)) == 1
+    row = fresh(tasks[1])
+    assert (row.status, row.error_code) == ("failed", "internal_error")
+    assert row.error_detail == "Unexpected error in the worker (ParserProcessError)."
+    assert [fresh(t).status for t in (tasks[0], tasks[2])] == ["succeeded"] * 2
+    assert (stats.succeeded, stats.failed) == (2, 1)
 
 
 def test_a_task_cancelled_during_its_batch_is_not_finished(
