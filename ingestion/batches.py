@@ -15,8 +15,9 @@ tasks, so that a document of a few hundred bytes costs about its own work.
                 DELETE and one INSERT of every chunk row
 
 What a small first run does not need is skipped: no checkpoints (there is no
-earlier run to resume, and a rerun parses a few hundred bytes again), no
-progress writes between the claim ("download 0/1") and the success, no turns.
+earlier run to resume, and a rerun parses a few hundred bytes again), one
+progress write for the whole batch ("parse 0/1", after the claim's "download
+0/1") until the success, no turns.
 A task whose download or parse fails fails alone (`failed`); a task cancelled
 meanwhile is missing from the success and keeps its state.
 """
@@ -41,7 +42,12 @@ from retrieval.services import chunk_rows
 
 from .blocks import ParseError
 from .budget import WorkSpent
-from .claims import Finished, TaskClaim, ingestion_tasks_succeed
+from .claims import (
+    Finished,
+    TaskClaim,
+    ingestion_tasks_report_stage,
+    ingestion_tasks_succeed,
+)
 from .embedding import EmbeddingUnavailable, embed_sentences
 from .models import ErrorCode, TaskStage
 from .parsers import (
@@ -162,6 +168,7 @@ class SmallBatch:
     def _parse_all(self, result: BatchResult) -> list[_Parsed]:
         """Each task's document parsed; one that fails is in `result.failed`."""
         documents = Document.objects.in_bulk([c.document_id for c in self.claims])
+        ingestion_tasks_report_stage(self.claims[0], stage=TaskStage.PARSE)
         parsed: list[_Parsed] = []
         for claim in self.claims:
             self.interrupt()

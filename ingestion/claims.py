@@ -308,6 +308,14 @@ def ingestion_tasks_renew_leases(claim: TaskClaim) -> bool:
     )
 
 
+def ingestion_tasks_report_stage(claim: TaskClaim, *, stage: str) -> None:
+    """Every task held with `claim`'s token is at `stage` 0/1 (a batch's tasks
+    show it together); never revives a task that is no longer ours."""
+    IngestionTask.objects.filter(
+        status=TaskStatus.RUNNING, claim_token=claim.claim_token
+    ).update(stage=stage, completed=0, total=1, updated_at=timezone.now())
+
+
 def ingestion_tasks_reclaim_expired(*, limit: int = 100) -> int:
     """Take back running tasks whose worker stopped renewing the lease.
 

@@ -216,7 +216,7 @@ class Worker:
             self.stats.missed += 1
             self.write(f"claim missed task={task_id} worker={self.worker_id}")
         else:
-            self.execute(claim)
+            self.execute(claim, alone=True)
 
     def _run_queue(self) -> None:
         # Parsers get ready beside the first claim; a one-shot worker with an empty
@@ -290,8 +290,9 @@ class Worker:
 
     # --- executing -------------------------------------------------------------
 
-    def execute(self, claim: TaskClaim) -> Outcome:
-        companions = self._small_companions(claim)
+    def execute(self, claim: TaskClaim, *, alone: bool = False) -> Outcome:
+        """Run `claim`'s task, with small companions unless `alone`."""
+        companions = None if alone else self._small_companions(claim)
         if companions is not None:
             return self.execute_small([claim, *companions])[claim.task_id]
         self.stats.claimed += 1

@@ -117,6 +117,20 @@ def test_a_batch_never_takes_a_task_ahead_of_one_waiting_before_it(
     assert claimed == [f"task={t.pk}" for t in (first, second, between, last)]
 
 
+def test_a_worker_asked_for_one_task_runs_that_task_alone(
+    knowledge_base, submit, run_worker
+):
+    asked, other = (submit(small(knowledge_base, n)) for n in range(2))
+
+    stats, _ = run_worker(asked.pk)
+
+    assert (stats.claimed, fresh(asked).status, fresh(other).status) == (
+        1,
+        "succeeded",
+        "queued",
+    )
+
+
 def test_batches_are_at_most_the_setting(knowledge_base, submit, run_worker, settings):
     settings.INGESTION_SMALL_BATCH = 3
     tasks = [submit(small(knowledge_base, n)) for n in range(7)]
@@ -215,6 +229,33 @@ def test_a_task_cancelled_during_its_batch_is_not_finished(
         assert fresh(task).status == "succeeded"
         assert Chunk.objects.filter(document_id=task.document_id).exists()
     assert (stats.succeeded, stats.lost) == (2, 1)
+
+
+def test_within_the_grace_period_the_batch_finishes_and_nothing_more_is_claimed(
+    knowledge_base, other_knowledge_base, submit, monkeypatch
+):
+    tasks = [submit(small(knowledge_base, n)) for n in range(3)]
+    later = IngestionTaskFactory(
+        document=small(other_knowledge_base, 9, processing=True), turn=10**6
+    )
+    lines: list[str] = []
+    worker = Worker(worker_id="w", grace_seconds=30, write=lines.append)
+    parse = SmallBatch._parse
+
+    def signal_then_parse(batch, claim, document):
+        if claim.task_id == tasks[1].pk:
+            assert {fresh(t).stage for t in tasks} == {"parse"}
+            worker._on_signal(15, None)
+        return parse(batch, claim, document)
+
+    monkeypatch.setattr(SmallBatch, "_parse", signal_then_parse)
+
+    stats = worker.run()
+
+    assert (stats.claimed, stats.succeeded) == (3, 3)
+    assert {fresh(task).status for task in tasks} == {"succeeded"}
+    assert fresh(later).status == "queued"
+    assert "stopping worker=w signal=SIGTERM grace=30s" in lines
 
 
 def test_a_batch_released_at_shutdown_goes_back_uncharged(
