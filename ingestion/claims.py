@@ -2,7 +2,8 @@
 
 A worker reclaims expired leases (`ingestion_tasks_reclaim_expired`), then claims
 (`ingestion_task_claim`, or `claimable_tasks` and `ingestion_task_claim_candidate`)
-and gets a `TaskClaim`. Every later write is filtered by that claim's token, so a
+and gets a `TaskClaim` (with small companions, `ingestion_tasks_claim_small`,
+several under one token). Every later write is filtered by that claim's token, so a
 worker that lost its task (cancelled, or reclaimed after its lease expired) changes
 nothing and learns it from `TaskLost`: progress, lease renewal, success (with the
 chunks, in one transaction), failure (retried with backoff when transient), release

@@ -5,6 +5,9 @@
         claim the given task, or the next claimable one
         nothing to claim -> exit (one-shot, the cron form) or wait for a wake-up
                             or the poll interval (--loop)
+        a small first run with small ones waiting behind it -> claim those too
+                            and run them as one batch (`batches.py`), each task
+                            ending on its own
         run the pipeline under that claim, a heartbeat thread renewing the lease;
         record success, a retry with backoff (transient) or a stable error code
     the database went away (--loop) -> log, back off, reconnect, go on
