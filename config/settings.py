@@ -356,6 +356,14 @@ LOGGING = {
 # --- Ingestion ---
 INGESTION_POLL_INTERVAL = env.float("INGESTION_POLL_INTERVAL", default=1.0)
 INGESTION_CLAIM_WINDOW = env.int("INGESTION_CLAIM_WINDOW", default=16)
+# Small Markdown and text documents of one knowledge base and lane are claimed and
+# finished together, up to this many at a time (1: one by one), when at most
+# INGESTION_SMALL_BATCH_MAX_BYTES (ingestion/batches.py; docs/benchmarks.md,
+# "Small documents (issue 38, point 3)").
+INGESTION_SMALL_BATCH = env.int("INGESTION_SMALL_BATCH", default=16)
+INGESTION_SMALL_BATCH_MAX_BYTES = env.int(
+    "INGESTION_SMALL_BATCH_MAX_BYTES", default=64 * 1024
+)
 # E5 gains nothing from larger batches (padding costs what batching saves), and a
 # small batch keeps each one far inside its deadline on a loaded host.
 INGESTION_EMBED_BATCH = env.int("INGESTION_EMBED_BATCH", default=8)

@@ -2,7 +2,8 @@
 
 A worker reclaims expired leases (`ingestion_tasks_reclaim_expired`), then claims
 (`ingestion_task_claim`, or `claimable_tasks` and `ingestion_task_claim_candidate`)
-and gets a `TaskClaim`. Every later write is filtered by that claim's token, so a
+and gets a `TaskClaim` (with small companions, `ingestion_tasks_claim_small`,
+several under one token). Every later write is filtered by that claim's token, so a
 worker that lost its task (cancelled, or reclaimed after its lease expired) changes
 nothing and learns it from `TaskLost`: progress, lease renewal, success (with the
 chunks, in one transaction), failure (retried with backoff when transient), release
@@ -25,7 +26,7 @@ from django.utils import timezone
 
 from documents.models import Document
 from documents.transitions import transition_document, transition_documents
-from retrieval.services import chunks_discard, chunks_replace
+from retrieval.services import chunks_discard, chunks_replace, chunks_replace_many
 
 from . import counters
 from .backoff import capped_exponential
@@ -148,6 +149,114 @@ def ingestion_task_claim_candidate(
     )
 
 
+def ingestion_tasks_claim_small(
+    head: TaskClaim,
+    *,
+    limit: int,
+    max_bytes: int,
+    content_types: Sequence[str],
+) -> list[TaskClaim] | None:
+    """Small tasks to run with `head` (`batches.py`); `None` when `head` is no
+    small first run itself.
+
+    Companions are the run of tasks at the front of the head's lane, in claim
+    order, that are of the head's knowledge base, at their first run (`queued`,
+    never run, yielded or charged) and whose document is of `content_types` and
+    at most `max_bytes`: the first task that is not ends the run, so a batch
+    never takes a task ahead of one waiting before it (fair turns hold). Up to
+    `limit` of them are taken by one conditional UPDATE that re-checks their
+    status, stamped with the head's claim token; when another worker took some
+    meanwhile, the rows won are read back by that token.
+    """
+    small = {
+        "document__size_bytes__lte": max_bytes,
+        "document__content_type__in": list(content_types),
+        "yielded_at__isnull": True,
+        # Nothing spent of its work budget: no run of it was ever charged.
+        "work_cpu_seconds": 0,
+        "work_ocr_pages": 0,
+    }
+    knowledge_base_id = (
+        _held(head)
+        .filter(attempt=1, **small)
+        .values_list("document__knowledge_base_id", flat=True)
+        .first()
+    )
+    if knowledge_base_id is None:
+        return None
+    if limit <= 0:
+        return []
+    now = timezone.now()
+    front = (
+        IngestionTask.objects.claimable(now)
+        .filter(lane=head.lane)
+        .order_by(*CLAIM_ORDER)
+        .values_list(
+            "pk",
+            "document_id",
+            "submitted_by_id",
+            "document__knowledge_base_id",
+            "document__size_bytes",
+            "document__content_type",
+            "status",
+            "attempt",
+            "yielded_at",
+            "work_cpu_seconds",
+            "work_ocr_pages",
+        )[:limit]
+    )
+    picked: list[tuple[uuid.UUID, uuid.UUID, int | None]] = []
+    for task_id, document_id, submitted_by_id, kb, size, kind, *run in front:
+        fits = (
+            kb == knowledge_base_id
+            and size is not None
+            and size <= max_bytes
+            and kind in content_types
+            and run == [TaskStatus.QUEUED, 0, None, 0, 0]
+        )
+        if not fits:
+            break
+        picked.append((task_id, document_id, submitted_by_id))
+    if not picked:
+        return []
+    claimed = transition_tasks(
+        IngestionTask.objects.filter(
+            pk__in=[task_id for task_id, _, _ in picked],
+            status=TaskStatus.QUEUED,
+            attempt=0,
+            available_at__lte=now,
+        ),
+        "claim",
+        worker_id=head.worker_id,
+        claim_token=head.claim_token,
+        lease_expires_at=now + _lease(),
+        attempt=F("attempt") + 1,
+        total=1,
+        started_at=now,
+    )
+    if claimed != len(picked):
+        won = set(
+            IngestionTask.objects.filter(
+                pk__in=[task_id for task_id, _, _ in picked],
+                claim_token=head.claim_token,
+                status=TaskStatus.RUNNING,
+            ).values_list("pk", flat=True)
+        )
+        picked = [row for row in picked if row[0] in won]
+    return [
+        TaskClaim(
+            task_id=task_id,
+            document_id=document_id,
+            worker_id=head.worker_id,
+            claim_token=head.claim_token,
+            attempt=1,
+            submitted_by_id=submitted_by_id,
+            lane=head.lane,
+        )
+        for task_id, document_id, submitted_by_id in picked
+    ]
+
+
 def claimable_tasks(
     limit: int, *, offset: int = 0, lanes: frozenset[str] = ALL_LANES
 ) -> list[Candidate]:
@@ -187,6 +296,25 @@ def _lease() -> timedelta:
 def ingestion_task_renew_lease(claim: TaskClaim) -> bool:
     """Push the lease forward; `False` when the task is no longer ours."""
     return _held(claim).update(lease_expires_at=timezone.now() + _lease()) == 1
+
+
+def ingestion_tasks_renew_leases(claim: TaskClaim) -> bool:
+    """Push forward the lease of every task held with `claim`'s token (a batch
+    shares one); `False` when none is ours any more."""
+    return (
+        IngestionTask.objects.filter(
+            status=TaskStatus.RUNNING, claim_token=claim.claim_token
+        ).update(lease_expires_at=timezone.now() + _lease())
+        > 0
+    )
+
+
+def ingestion_tasks_report_stage(claim: TaskClaim, *, stage: str) -> None:
+    """Every task held with `claim`'s token is at `stage` 0/1 (a batch's tasks
+    show it together); never revives a task that is no longer ours."""
+    IngestionTask.objects.filter(
+        status=TaskStatus.RUNNING, claim_token=claim.claim_token
+    ).update(stage=stage, completed=0, total=1, updated_at=timezone.now())
 
 
 def ingestion_tasks_reclaim_expired(*, limit: int = 100) -> int:
@@ -327,6 +455,52 @@ def ingestion_task_succeed(
         if not transition_documents(document, "ingest_succeed"):
             transition_document(claim.document_id, "ingest_succeed")  # raises why
         chunks_replace(document_id=claim.document_id, rows=chunks)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One task of a batch to finish: its chunk rows, and what its success
+    writes on its row (`final_progress` of `ingestion_task_succeed`, work)."""
+
+    claim: TaskClaim
+    rows: Sequence[tuple[object, ...]]
+    final_progress: dict[str, object]
+    work: WorkSpent | None = None
+
+
+def ingestion_tasks_succeed(finished: Sequence[Finished]) -> list[TaskClaim]:
+    """`ingestion_task_succeed` for several tasks in one transaction; the claims
+    that succeeded (the others were cancelled or taken over: nothing of them is
+    written).
+
+    Each task moves on its own guarded update, its document on its own
+    conditional one, inside a savepoint, so a task lost or a document that
+    cannot move leaves the others be; then one DELETE and one INSERT write the
+    chunks of those that succeeded.
+    """
+    won: list[Finished] = []
+    with transaction.atomic():
+        now = timezone.now()
+        for item in finished:
+            with transaction.atomic():
+                if not transition_tasks(
+                    _held(item.claim),
+                    "succeed",
+                    finished_at=now,
+                    lease_expires_at=None,
+                    **item.final_progress,
+                    **_charged(item.work),
+                ):
+                    continue
+                document = Document.objects.filter(pk=item.claim.document_id)
+                if not transition_documents(document, "ingest_succeed"):
+                    transaction.set_rollback(True)
+                    continue
+                won.append(item)
+        chunks_replace_many(
+            rows_by_document={item.claim.document_id: item.rows for item in won}
+        )
+    return [item.claim for item in won]
 
 
 def ingestion_task_report_failure(

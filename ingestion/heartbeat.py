@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -23,9 +24,16 @@ logger = logging.getLogger(__name__)
 class Heartbeat:
     """Renews one claim's lease every `interval` seconds until the block ends."""
 
-    def __init__(self, claim: TaskClaim, *, interval: float) -> None:
+    def __init__(
+        self,
+        claim: TaskClaim,
+        *,
+        interval: float,
+        renew: Callable[[TaskClaim], bool] | None = None,
+    ) -> None:
         self.claim = claim
         self.interval = interval
+        self.renew = renew or claims.ingestion_task_renew_lease
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -44,7 +52,7 @@ class Heartbeat:
         try:
             while not self._stop.wait(self.interval):
                 try:
-                    held = claims.ingestion_task_renew_lease(self.claim)
+                    held = self.renew(self.claim)
                 except DatabaseError as error:
                     logger.warning(
                         "lease renewal failed task=%s (%s)",
@@ -74,8 +82,13 @@ class NoHeartbeat:
         pass
 
 
-def heartbeat_for(claim: TaskClaim) -> Heartbeat | NoHeartbeat:
-    """A renewal every third of the lease, so one late renewal loses nothing."""
+def heartbeat_for(
+    claim: TaskClaim,
+    *,
+    renew: Callable[[TaskClaim], bool] | None = None,
+) -> Heartbeat | NoHeartbeat:
+    """A renewal every third of the lease, so one late renewal loses nothing;
+    `renew` may renew more than `claim` (a batch's claims share its token)."""
     if connection.in_atomic_block:
         return NoHeartbeat()
-    return Heartbeat(claim, interval=settings.INGESTION_LEASE_SECONDS / 3)
+    return Heartbeat(claim, interval=settings.INGESTION_LEASE_SECONDS / 3, renew=renew)

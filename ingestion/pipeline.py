@@ -41,6 +41,7 @@ from .blocks import (
     OcrTimeout,
     OcrUnavailable,
     ParseError,
+    ParseLimits,
     PasswordProtected,
     TextTooLarge,
     TooManyChunks,
@@ -407,18 +408,31 @@ class IngestionPipeline:
                 ocr_read=partial(self._ocr_page_read, checkpoints),
                 ocr_page=self._ocr_page,
             )
-            chunks = extracted.chunks
-            check_chunk_count(len(chunks), limits.max_chunks)
-            check_text_length(
-                chunks[-1].char_end if chunks else 0, limits.max_text_chars
-            )
         except ParseError as error:
-            code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))
-            raise IngestionFailure(code, str(error)) from error
-        if not extracted.chunks:
-            raise IngestionFailure(
-                ErrorCode.EMPTY_DOCUMENT,
-                "The file has no extractable text (for example, a scanned PDF "
-                "without a text layer).",
-            )
-        return extracted
+            raise parse_failure(error) from error
+        return checked(extracted, limits)
+
+
+def parse_failure(error: ParseError) -> IngestionFailure:
+    """The task's failure for a parse that failed, with its stable code."""
+    code = next(c for kind, c in PARSE_ERROR_CODES if isinstance(error, kind))
+    return IngestionFailure(code, str(error))
+
+
+def checked(extracted: Extracted, limits: ParseLimits) -> Extracted:
+    """`extracted`, once its whole is within the limits of one document (the
+    parsers refuse more as they go; a whole joined from several parsers' shares
+    is checked here) and has text."""
+    chunks = extracted.chunks
+    try:
+        check_chunk_count(len(chunks), limits.max_chunks)
+        check_text_length(chunks[-1].char_end if chunks else 0, limits.max_text_chars)
+    except ParseError as error:
+        raise parse_failure(error) from error
+    if not chunks:
+        raise IngestionFailure(
+            ErrorCode.EMPTY_DOCUMENT,
+            "The file has no extractable text (for example, a scanned PDF "
+            "without a text layer).",
+        )
+    return extracted

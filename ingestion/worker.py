@@ -5,6 +5,9 @@
         claim the given task, or the next claimable one
         nothing to claim -> exit (one-shot, the cron form) or wait for a wake-up
                             or the poll interval (--loop)
+        a small first run with small ones waiting behind it -> claim those too
+                            and run them as one batch (`batches.py`), each task
+                            ending on its own
         run the pipeline under that claim, a heartbeat thread renewing the lease;
         record success, a retry with backoff (transient) or a stable error code
     the database went away (--loop) -> log, back off, reconnect, go on
@@ -38,6 +41,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from . import claims, counters
+from .batches import SmallBatch, small_content_types
 from .claims import TaskClaim, TaskLost
 from .heartbeat import heartbeat_for
 from .lanes import ALL_LANES, turn_is_over
@@ -215,7 +219,7 @@ class Worker:
             self.stats.missed += 1
             self.write(f"claim missed task={task_id} worker={self.worker_id}")
         else:
-            self.execute(claim)
+            self.execute(claim, alone=True)
 
     def _run_queue(self) -> None:
         # Parsers get ready beside the first claim; a one-shot worker with an empty
@@ -289,7 +293,11 @@ class Worker:
 
     # --- executing -------------------------------------------------------------
 
-    def execute(self, claim: TaskClaim) -> Outcome:
+    def execute(self, claim: TaskClaim, *, alone: bool = False) -> Outcome:
+        """Run `claim`'s task, with small companions unless `alone`."""
+        companions = None if alone else self._small_companions(claim)
+        if companions is not None:
+            return self.execute_small([claim, *companions])[claim.task_id]
         self.stats.claimed += 1
         self.write(
             f"claimed task={claim.task_id} worker={self.worker_id} "
@@ -308,6 +316,109 @@ class Worker:
             time.monotonic() - started,
         )
         return outcome
+
+    def _small_companions(self, claim: TaskClaim) -> list[TaskClaim] | None:
+        """Small tasks claimed to run with `claim` (`batches.py`), or None when
+        it is not small itself, batching is off or no other small task waits
+        (a lone task runs the pipeline: its progress shown stage by stage)."""
+        limit = settings.INGESTION_SMALL_BATCH
+        if limit <= 1 or claim.attempt != 1:
+            return None
+        if self.max_tasks is not None:
+            limit = min(limit, self.max_tasks - self.stats.claimed)
+        companions = claims.ingestion_tasks_claim_small(
+            claim,
+            limit=limit - 1,
+            max_bytes=settings.INGESTION_SMALL_BATCH_MAX_BYTES,
+            content_types=small_content_types(),
+        )
+        return companions or None
+
+    def execute_small(self, batch: list[TaskClaim]) -> dict[object, Outcome]:
+        """Run small tasks together; each ends with its own outcome, lines and
+        log, as if run alone."""
+        started = time.monotonic()
+        for claim in batch:
+            self.stats.claimed += 1
+            self.write(
+                f"claimed task={claim.task_id} worker={self.worker_id} "
+                f"status=running attempt={claim.attempt}"
+            )
+        outcomes: dict[object, Outcome] = {}
+        with heartbeat_for(
+            batch[0], renew=claims.ingestion_tasks_renew_leases
+        ) as heartbeat:
+            try:
+                result = SmallBatch(
+                    batch, interrupt=lambda: self._checkpoint(batch[0], heartbeat.lost)
+                ).run()
+            except TaskLost:
+                result = None
+                why = "(cancelled or taken over; nothing of it kept)"
+                outcomes = {c.task_id: self._lost(c, why) for c in batch}
+            except ReleaseRequested:
+                result = None
+                outcomes = {c.task_id: self._release(c) for c in batch}
+            except Exception as error:
+                result = None
+                failure = self._unexpected(batch[0], error)
+                outcomes = {
+                    c.task_id: self._fail(c, failure.error_code, failure.detail)
+                    for c in batch
+                }
+        if result is not None:
+            for claim, chunk_count in result.succeeded:
+                self.stats.succeeded += 1
+                self.write(
+                    f"succeeded task={claim.task_id} worker={self.worker_id} "
+                    f"chunks={chunk_count}"
+                )
+                outcomes[claim.task_id] = Outcome.SUCCEEDED
+            for claim, failure in result.failed:
+                outcomes[claim.task_id] = self._fail(
+                    claim, failure.error_code, failure.detail
+                )
+            for claim in result.unfinished:
+                # Cancelled (the guarded fail then matches no row: lost), or its
+                # document could not move, which fails it as the single run does.
+                outcomes[claim.task_id] = self._fail(
+                    claim,
+                    ErrorCode.INTERNAL_ERROR,
+                    "Unexpected error in the worker (InvalidTransition).",
+                )
+        seconds = time.monotonic() - started
+        for claim in batch:
+            self.stats.outcomes[str(claim.task_id)] = outcomes[claim.task_id]
+            logger.info(
+                "task finished task=%s worker=%s outcome=%s seconds=%.3f batch=%s",
+                claim.task_id,
+                self.worker_id,
+                outcomes[claim.task_id],
+                seconds / len(batch),
+                len(batch),
+            )
+        self._flush_counters()
+        return outcomes
+
+    def _unexpected(self, claim: TaskClaim, error: Exception) -> IngestionFailure:
+        """The failure recorded for an error no stage expected."""
+        if isinstance(error, IngestionFailure):
+            return error
+        if isinstance(error, CONNECTION_ERRORS):
+            logger.warning(
+                "database error task=%s (%s)", claim.task_id, type(error).__name__
+            )
+            if not connection.in_atomic_block:
+                close_connection()
+            return IngestionFailure(
+                ErrorCode.DATABASE_UNAVAILABLE,
+                f"The database connection failed ({type(error).__name__}).",
+            )
+        logger.exception("ingestion crashed task=%s", claim.task_id)
+        return IngestionFailure(
+            ErrorCode.INTERNAL_ERROR,
+            f"Unexpected error in the worker ({type(error).__name__}).",
+        )
 
     def _checkpoint(self, claim: TaskClaim, lost: threading.Event) -> None:
         """Called by the pipeline between steps and while it waits for the parser."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -133,7 +133,18 @@ def chunks_replace(
 ) -> int:
     """Replace all chunks of a document by `rows` (from `chunk_rows`): delete, then
     one INSERT for all of them, in the caller's transaction."""
-    Chunk.objects.filter(document_id=document_id).delete()
+    return chunks_replace_many(rows_by_document={document_id: rows})
+
+
+def chunks_replace_many(
+    *, rows_by_document: Mapping[uuid.UUID | str, Sequence[tuple[object, ...]]]
+) -> int:
+    """`chunks_replace` for several documents at once: one DELETE, then one
+    INSERT for all their rows, in the caller's transaction."""
+    if not rows_by_document:
+        return 0
+    Chunk.objects.filter(document_id__in=list(rows_by_document)).delete()
+    rows = [row for part in rows_by_document.values() for row in part]
     if rows:
         created_at = _prepare("created_at")(timezone.now(), connection)
         quote = connection.ops.quote_name

@@ -164,7 +164,9 @@ def test_the_parser_process_does_not_outlive_a_killed_worker(
 
 
 class TestStopping:
-    def start(self, process_env, delay: float, grace: float, *args: str) -> Process:
+    def start(
+        self, process_env, delay: float, grace: float, *args: str, **env: str
+    ) -> Process:
         return Process(
             process_env,
             "run_ingestion_worker",
@@ -173,13 +175,16 @@ class TestStopping:
             *args,
             INGESTION_SHUTDOWN_GRACE_SECONDS=str(grace),
             **slow_worker_env(delay),
+            **env,
         )
 
     def test_sigterm_lets_the_current_task_finish_and_claims_nothing_more(
         self, knowledge_base, process_env
     ):
         first, second = queued_task(knowledge_base), queued_task(knowledge_base)
-        worker = self.start(process_env, 1.5, 30, "--loop")
+        # One task at a time: two small ones would run as one batch, whose
+        # shutdown is tested in test_small_batches.py.
+        worker = self.start(process_env, 1.5, 30, "--loop", INGESTION_SMALL_BATCH="1")
         try:
             wait_until(lambda: parsing(first, "stopping"))
             worker.signal(signal.SIGTERM)

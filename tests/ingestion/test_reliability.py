@@ -442,8 +442,11 @@ class TestShutdown:
         monkeypatch.setattr(IngestionPipeline, "report", report)
 
     def test_the_current_task_finishes_within_the_grace_period(
-        self, knowledge_base, submit, monkeypatch
+        self, knowledge_base, submit, monkeypatch, settings
     ):
+        # The pipeline's grace, one task at a time; a batch's is in
+        # test_small_batches.py.
+        settings.INGESTION_SMALL_BATCH = 1
         first = submit(document(knowledge_base))
         second = submit(document(knowledge_base))
         lines: list[str] = []
