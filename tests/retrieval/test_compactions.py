@@ -50,7 +50,7 @@ def test_past_the_share_a_shared_snapshot_is_built_whole_in_the_background(
     appended = current()  # answered appended, before the whole is built
     appended_name = entry().stored_as
     assert appended.segmented
-    snapshot_cache.wait_for_compactions()
+    snapshot_cache.wait_for("compaction")
 
     whole = current()
     whole_name = entry().stored_as
@@ -83,7 +83,7 @@ def test_far_past_the_share_a_publish_builds_the_snapshot_whole(
     ingest(knowledge_base, TRAIN, filename="train.md")  # a third of the rows
 
     snapshot = current()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     assert not current().segmented
     assert snapshot.size == Chunk.objects.count()
     assert len(stored_versions(shared)) == 1
@@ -108,7 +108,7 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
     current()
     appended_name = entry().stored_as
     assert other.snapshots(["kb-company"])[0].segmented  # it read the rows appended
-    snapshot_cache.wait_for_compactions()
+    snapshot_cache.wait_for("compaction")
     assert not current().segmented
     whole_name = entry().stored_as
 
@@ -162,7 +162,7 @@ def test_a_compaction_killed_on_the_way_is_taken_over_by_another_process(
             version=2,
         )
         current()  # past the share: the whole version is the other process's
-        snapshot_cache.wait_for_compactions(10)
+        snapshot_cache.wait_for("compaction", 10)
         assert current().segmented
     finally:
         builder.send_signal(signal.SIGKILL)
@@ -171,7 +171,7 @@ def test_a_compaction_killed_on_the_way_is_taken_over_by_another_process(
 
     ingest(knowledge_base, TAXI, filename="taxi.md")
     current()  # its lock died with it: this process builds it
-    snapshot_cache.wait_for_compactions(10)
+    snapshot_cache.wait_for("compaction", 10)
 
     assert not current().segmented
     assert not Path(scratch).exists()  # what it was writing, deleted
@@ -195,7 +195,7 @@ def test_a_version_built_whole_is_dropped_once_a_newer_base_replaces_it(
         version=2,
     )
     current()
-    snapshot_cache.wait_for_compactions()
+    snapshot_cache.wait_for("compaction")
     current()
     whole = entry().stored_as
     assert whole in stored_versions(shared)
@@ -203,10 +203,10 @@ def test_a_version_built_whole_is_dropped_once_a_newer_base_replaces_it(
     settings.SEARCH_APPEND_SHARE = 0.01  # far past it: the next is built whole
     ingest(knowledge_base, TAXI, filename="taxi.md")
     current()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     ingest(knowledge_base, b"# Meals\n\nMeals are paid.\n", filename="meals.md")
     current()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
 
     assert whole not in stored_versions(shared)
     assert len(stored_versions(shared)) == 1
@@ -228,7 +228,7 @@ def test_a_version_built_whole_before_a_restore_is_not_appended_to(
         version=2,
     )
     current()
-    snapshot_cache.wait_for_compactions()
+    snapshot_cache.wait_for("compaction")
     current()
     whole = entry().stored_as
     other = SnapshotCache()

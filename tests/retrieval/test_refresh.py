@@ -171,7 +171,7 @@ def test_an_approximate_index_is_carried_across_appends(
     leave = ingest(knowledge_base, LEAVE, filename="leave.md")
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     current()
-    snapshot_cache.wait_for_index_builds()
+    snapshot_cache.wait_for("index")
     first = current()
     assert first.approximate is not None
 

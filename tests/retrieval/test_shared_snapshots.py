@@ -66,7 +66,7 @@ def test_a_publish_stores_the_next_version_and_drops_the_old(
 
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     passages = search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()  # written in the background
+    snapshot_cache.wait_for("save")  # written in the background
 
     assert passages[0].document_id == hotel.pk
     assert len(stored_versions(shared)) == 1
@@ -102,7 +102,7 @@ def test_a_publish_is_answered_before_its_files_are_written(
     assert not mapped(copy.matrix)
     assert snapshot_cache.entry("kb-company").awaiting
     written.set()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     handed = snapshot_cache.snapshots(["kb-company"])[0]
     assert stored_versions(shared) != first
     assert mapped(handed.matrix)  # handed over: the copy is gone
@@ -169,7 +169,7 @@ def test_a_version_published_during_a_write_is_written_next(
 
     assert passages[0].document_id == train.pk  # not waiting for the first write
     written.set()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     assert len(names) == 2
     assert stored_versions(shared) == [names[-1]]
@@ -191,12 +191,12 @@ def test_a_version_that_cannot_be_written_is_searched_from_memory(
     monkeypatch.setattr(files, "save", full)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     passages = search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
 
     assert passages[0].document_id == hotel.pk
     assert "not stored" in caplog.text
     again = search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     assert again[0].document_id == hotel.pk
     assert len(attempts) == 1  # not written again at every query
     assert not snapshot_cache.entry("kb-company").awaiting
@@ -270,7 +270,7 @@ def test_a_version_left_half_written_by_a_killed_process_is_deleted(
 
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     assert search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
 
     assert not dead.exists()
     assert alive.exists()

@@ -4,7 +4,7 @@ current with each knowledge base's `index_version`: a query reads the versions
 seen by every process on its next query. A refresh appends the newly published
 rows until SEARCH_APPEND_SHARE, then builds in one piece (`refresh`). With
 SEARCH_SNAPSHOT_DIR the processes of a host share each version as mapped files
-(`files`); writing them, building an appended version whole (`compactions`) and
+(`files`); writing them, building an appended version whole (`_compact`) and
 building approximate indexes (`index_builds`) run in the background. The
 threads, locks and invariants: docs/architecture/search.md.
 """
@@ -29,7 +29,7 @@ from documents.models import Document, DocumentStatus, KnowledgeBase
 from retrieval.embeddings import get_embedder
 from retrieval.terms import TOKENIZER
 
-from . import compactions, files, index_builds, refresh, vector_index
+from . import files, index_builds, refresh, vector_index
 from .background import Background
 from .index_builds import wants_index
 from .snapshot import Snapshot
@@ -169,15 +169,9 @@ class SnapshotCache:
             with self._locked(knowledge_base_id):
                 entry = self._entries.get(knowledge_base_id)
                 if entry is None or entry.snapshot.version != version:
-                    entry = self._load(entry, knowledge_base_id, version)
-                    with self._guard:
-                        # Put in place already by `_shared`, and maybe
-                        # replaced by its files since.
-                        put = self._entries.get(knowledge_base_id)
-                        if put is not None and put.snapshot.version == version:
-                            entry = put
-                        else:
-                            self._entries[knowledge_base_id] = entry
+                    # Maybe put in place already (by `_shared`) and changed
+                    # since by the work it started: the same entry.
+                    entry = self._put(self._load(entry, knowledge_base_id, version))
         if wants_index(entry.snapshot):
             return self._with_index(entry)
         return entry.snapshot
@@ -294,10 +288,10 @@ class SnapshotCache:
                 type(error).__name__,
             )
             stored = None
-        # An index handed over during the write is newer than the stored one.
         while self.entry(knowledge_base_id) is entry:
-            current = entry.snapshot
-            mapped = stored or current
+            current, mapped = entry.snapshot, stored or entry.snapshot
+            # An index handed over during the write is newer than the stored
+            # one (maybe stored by another process: mapped by chunk).
             newer = current.approximate is not private.approximate
             if stored and current.approximate and (newer or not stored.approximate):
                 mapped = _with_index(stored, current.chunk_ids, current.approximate)
@@ -360,13 +354,30 @@ class SnapshotCache:
         return whole
 
     def _compact(self, root: Path, entry: Entry) -> None:
-        """Build the appended version whole and put it in place of the appended
-        one, unless a newer version took that one's place meanwhile."""
+        """Build the appended version whole from the snapshot (no query), store
+        it beside the appended one and name it the newest built whole (the next
+        publish on the host appends to it); then put it in place of the appended
+        one, unless a newer version took that one's place meanwhile. One process
+        of the host at a time."""
         appended = entry.snapshot
-        whole = compactions.compacted(root, appended, entry.stored_as)
+        knowledge_base_id = appended.knowledge_base_id
+        name = files.whole_name(entry.stored_as)
+        held = files.lock(root, knowledge_base_id, "compaction", wait=False)
+        if held is None:
+            return  # another process of the host does it
+        with held:
+            newest = files.newest_whole(root, knowledge_base_id)
+            # A newer one is from before a database restored from a backup.
+            if newest and files.version_of(newest) == appended.version:
+                return
+            # Written under a scratch name and renamed, without the build lock:
+            # the publishes that come meanwhile append as before.
+            whole = refresh.compacted(appended)
+            files.store(root, knowledge_base_id, name, whole, replacing=False)
+            files.save_newest_whole(root, knowledge_base_id, name)
+            whole = files.load(root, knowledge_base_id, name)
         if whole is not None:
-            stored_as = files.whole_name(entry.stored_as)
-            self._swap(entry, appended, whole, stored_as=stored_as)
+            self._swap(entry, appended, whole, stored_as=name)
 
     def _with_index(self, entry: Entry) -> Snapshot:
         """The snapshot with the index another process of the host has stored,
@@ -408,25 +419,14 @@ class SnapshotCache:
                     return given
         return None  # discarded meanwhile
 
-    def building_indexes(self) -> bool:
-        """Whether an approximate index is being built in the background."""
-        return self._background.running("index")
+    def busy(self, kind: str) -> bool:
+        """Whether background work of `kind` ("index", "save", "compaction") runs."""
+        return self._background.running(kind)
 
-    def wait_for_index_builds(self, timeout: float | None = None) -> None:
-        """Until the approximate indexes being built are handed over."""
-        self._background.wait("index", timeout)
-
-    def wait_for_compactions(self, timeout: float | None = None) -> None:
-        """Until the snapshots being built whole in the background are stored."""
-        self._background.wait("compaction", timeout)
-
-    def wait_for_saves(self, timeout: float | None = None) -> None:
-        """Until the snapshots being written for the host are written."""
-        self._background.wait("save", timeout)
-
-    def wait_for_background(self, timeout: float | None = None) -> None:
-        """Until every background job (index builds, saves, compactions) is done."""
-        self._background.wait(None, timeout)
+    def wait_for(self, kind: str | None = None, timeout: float | None = None) -> None:
+        """Until the background work of `kind` ("index": built and handed over,
+        "save", "compaction": stored; all of it when None) under way is done."""
+        self._background.wait(kind, timeout)
 
     def discard(self, knowledge_base_id: str) -> None:
         """Forget one knowledge base's snapshot (it was deleted)."""
@@ -436,8 +436,8 @@ class SnapshotCache:
         root = _shared_root()
         if root is not None:
             # A write under way would bring its folder back.
-            self.wait_for_saves()
-            self.wait_for_compactions()
+            self.wait_for("save")
+            self.wait_for("compaction")
             files.discard(root, knowledge_base_id)
 
     def clear(self) -> None:

@@ -8,8 +8,6 @@ the others look for it every `INDEX_POLL_SECONDS` and take it up.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -21,8 +19,6 @@ from retrieval.embeddings import get_embedder
 
 from . import files, vector_index
 from .snapshot import Snapshot
-
-logger = logging.getLogger(__name__)
 
 # How often a snapshot that needs an index looks whether another process of the
 # host has stored one.
@@ -50,58 +46,38 @@ def build(
     snapshot: Snapshot, root: Path | None, locked: Locked, hand_over: HandOver
 ) -> None:
     """An index over the rows `snapshot` searches, handed over; with `root`,
-    built by one process of the host and stored for the others."""
+    built by one process of the host and stored for the others. Until it is
+    handed over the vector list is searched exactly (a build that fails is
+    logged by `Background`, and tried again by the next query that needs it)."""
     knowledge_base_id = snapshot.knowledge_base_id
-    try:
-        if root is None:
-            built, chunk_ids = _built(snapshot)
-            hand_over(knowledge_base_id, chunk_ids, built)
-            return
-        held = files.lock(root, knowledge_base_id, "index", wait=False)
-        if held is None:
-            return  # another process of the host builds it: taken up later
-        with held:
-            files.remove_index_leftovers(root, knowledge_base_id)
-            built, chunk_ids = _built(snapshot)
-            folder = files.folder(root, knowledge_base_id)
-            with locked(knowledge_base_id, process=False, root=root):
-                file = vector_index.store(built, folder)
-                files.save_index(
-                    root, knowledge_base_id, file, chunk_ids, _vectors_made_by()
-                )
-                files.prune_indexes(root, knowledge_base_id)
-        # Served from the stored file, mapped: one copy in memory for the host.
-        stored = vector_index.opened(folder / file, built.rows, built.uncovered)
-        hand_over(knowledge_base_id, chunk_ids, stored)
-    except Exception:
-        logger.exception(
-            "approximate index of knowledge base %s not built; its vector "
-            "list is searched exactly until the next try",
-            knowledge_base_id,
-        )
+    if root is None:
+        hand_over(knowledge_base_id, *_built(snapshot))
+        return
+    held = files.lock(root, knowledge_base_id, "index", wait=False)
+    if held is None:
+        return  # another process of the host builds it: taken up later
+    with held:
+        files.remove_index_leftovers(root, knowledge_base_id)
+        chunk_ids, built = _built(snapshot)
+        folder = files.folder(root, knowledge_base_id)
+        with locked(knowledge_base_id, process=False, root=root):
+            file = vector_index.store(built, folder)
+            files.save_index(
+                root, knowledge_base_id, file, chunk_ids, _vectors_made_by()
+            )
+            files.prune_indexes(root, knowledge_base_id)
+    # Served from the stored file, mapped: one copy in memory for the host.
+    stored = vector_index.opened(folder / file, built.rows, built.uncovered)
+    hand_over(knowledge_base_id, chunk_ids, stored)
 
 
-def _built(snapshot: Snapshot) -> tuple[vector_index.Approximate, np.ndarray]:
-    """An index over the rows the snapshot searches, and the chunk each of
-    its keys stands for."""
-    started = time.monotonic()
-    if snapshot.segmented:
-        rows = np.setdiff1d(np.arange(snapshot.size), snapshot.removed)
-        built = vector_index.build(
-            snapshot.matrix, appended=snapshot.appended_matrix, rows=rows
-        )
-        chunk_ids = np.asarray(snapshot.chunk_ids)[rows]
-    else:
-        built = vector_index.build(np.asarray(snapshot.matrix))
-        chunk_ids = snapshot.chunk_ids
-    logger.info(
-        "approximate index built knowledge_base=%s version=%s chunks=%s seconds=%.1f",
-        snapshot.knowledge_base_id,
-        snapshot.version,
-        snapshot.size,
-        time.monotonic() - started,
+def _built(snapshot: Snapshot) -> tuple[np.ndarray, vector_index.Approximate]:
+    """The chunk each key stands for, and an index over the rows searched."""
+    rows = np.setdiff1d(np.arange(snapshot.size), snapshot.removed)
+    built = vector_index.build(
+        snapshot.matrix, appended=snapshot.appended_matrix, rows=rows
     )
-    return built, chunk_ids
+    return np.asarray(snapshot.chunk_ids)[rows], built
 
 
 def taken_up(root: Path, snapshot: Snapshot, hand_over: HandOver) -> Snapshot:

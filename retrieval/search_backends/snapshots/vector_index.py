@@ -68,23 +68,15 @@ def build(
         expansion_add=EXPANSION_ADD,
         expansion_search=EXPANSION_SEARCH,
     )
-    if rows is None and appended is None:
-        if len(matrix):
-            index.add(
-                np.arange(len(matrix), dtype=np.uint64), matrix, threads=BUILD_THREADS
-            )
-        size = len(matrix)
-    else:
-        if rows is None:
-            rows = np.arange(len(matrix) + len(appended))
-        for start in range(0, len(rows), BUILD_BATCH):
-            batch = rows[start : start + BUILD_BATCH]
-            keys = np.arange(start, start + len(batch), dtype=np.uint64)
-            index.add(keys, _taken(matrix, appended, batch), threads=BUILD_THREADS)
-        size = len(rows)
+    if rows is None:
+        rows = np.arange(len(matrix) + (len(appended) if appended is not None else 0))
+    for start in range(0, len(rows), BUILD_BATCH):
+        batch = rows[start : start + BUILD_BATCH]
+        keys = np.arange(start, start + len(batch), dtype=np.uint64)
+        index.add(keys, _taken(matrix, appended, batch), threads=BUILD_THREADS)
     return Approximate(
         index=index,
-        rows=np.arange(size, dtype=np.int64),
+        rows=np.arange(len(rows), dtype=np.int64),
         uncovered=np.zeros(0, dtype=np.int64),
     )
 
