@@ -6,7 +6,7 @@ what it adds to its own start:
 - build: a snapshot made as a refresh makes it (`refresh.rebuilt` over the rows
   `refresh.added_rows` would read: one UUID object per row, as the database
   gives them), then its approximate index (`vector_index.build`), then both
-  stored as a host's processes share them (`snapshot_files.save`). It reports
+  stored as a host's processes share them (`snapshot_files.store`). It reports
   each array's `nbytes` per chunk, the process's resident memory (RSS) the
   snapshot and the index added, the peak while building, and the bytes stored.
 - map: a new process maps the stored version (`snapshot_files.load`) and
@@ -202,8 +202,8 @@ def build(size: int, per_chunk: int) -> dict:
     shutil.rmtree(snapshot_files.folder(ROOT, kb_id), ignore_errors=True)
     folder = snapshot_files.folder(ROOT, kb_id)
     folder.mkdir(parents=True)
-    ann_file = vector_index.store(snapshot.approximate, folder)
-    snapshot_files.save(ROOT, kb_id, "v1", snapshot, ann_file)
+    snapshot_files.store(ROOT, kb_id, "v1", snapshot)
+    ann_file = snapshot.approximate.file
     stored = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return {
         **array_bytes(snapshot),

@@ -83,14 +83,14 @@ def test_a_publish_is_answered_before_its_files_are_written(
     assert search(user=viewer, question="annual leave").passages
     first = stored_versions(shared)
     writing, written = threading.Event(), threading.Event()
-    save = files.save
+    save = files.store
 
     def slow_save(*args, **kwargs):
         writing.set()
         assert written.wait(10)
         save(*args, **kwargs)
 
-    monkeypatch.setattr(files, "save", slow_save)
+    monkeypatch.setattr(files, "store", slow_save)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
 
     passages = search(user=viewer, question="hotel costs a night").passages
@@ -116,14 +116,14 @@ def test_a_query_waiting_for_this_processs_own_write_gets_its_answer(
     ingest(knowledge_base, LEAVE)
     assert search(user=viewer, question="annual leave").passages
     writing, written = threading.Event(), threading.Event()
-    save = files.save
+    save = files.store
 
     def slow_save(*args, **kwargs):
         writing.set()
         assert written.wait(10)
         save(*args, **kwargs)
 
-    monkeypatch.setattr(files, "save", slow_save)
+    monkeypatch.setattr(files, "store", slow_save)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     search(user=viewer, question="hotel costs a night")
     assert writing.wait(10)
@@ -153,14 +153,14 @@ def test_a_version_published_during_a_write_is_written_next(
     assert search(user=viewer, question="annual leave").passages
     written = threading.Event()
     names = []
-    save = files.save
+    save = files.store
 
-    def slow_save(root, knowledge_base_id, name, *args):
+    def slow_save(root, knowledge_base_id, name, *args, **kwargs):
         names.append(name)
         assert written.wait(10)
-        save(root, knowledge_base_id, name, *args)
+        save(root, knowledge_base_id, name, *args, **kwargs)
 
-    monkeypatch.setattr(files, "save", slow_save)
+    monkeypatch.setattr(files, "store", slow_save)
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     search(user=viewer, question="hotel costs a night")
     train = ingest(knowledge_base, TRAIN, filename="train.md")
@@ -188,7 +188,7 @@ def test_a_version_that_cannot_be_written_is_searched_from_memory(
         attempts.append(args)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(files, "save", full)
+    monkeypatch.setattr(files, "store", full)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     passages = search(user=viewer, question="hotel costs a night").passages
     snapshot_cache.wait_for("save")

@@ -73,7 +73,7 @@ def build(
 
 def _built(snapshot: Snapshot) -> tuple[np.ndarray, vector_index.Approximate]:
     """The chunk each key stands for, and an index over the rows searched."""
-    rows = np.setdiff1d(np.arange(snapshot.size), snapshot.removed)
+    rows = np.flatnonzero(snapshot.live)
     built = vector_index.build(
         snapshot.matrix, appended=snapshot.appended_matrix, rows=rows
     )

@@ -16,7 +16,7 @@ from django.conf import settings
 from documents.models import Document, DocumentStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Chunk
-from retrieval.terms import TOKENIZER, chunk_terms, decode
+from retrieval.terms import TOKENIZER, ChunkTerms, chunk_terms, decode
 
 from . import vector_index
 from .bm25 import Postings
@@ -35,9 +35,7 @@ class Changes:
 
     def removed_now(self, snapshot: Snapshot) -> np.ndarray:
         """Rows the snapshot searched that are no longer published."""
-        searched = np.ones(snapshot.size, dtype=bool)
-        searched[snapshot.removed] = False
-        return np.flatnonzero(searched & ~self.keep)
+        return np.flatnonzero(snapshot.live & ~self.keep)
 
 
 def changes(snapshot: Snapshot) -> Changes:
@@ -47,8 +45,7 @@ def changes(snapshot: Snapshot) -> Changes:
             status=DocumentStatus.PUBLISHED,
         ).values_list("id", flat=True)
     )
-    searched = np.ones(snapshot.size, dtype=bool)
-    searched[snapshot.removed] = False
+    searched = snapshot.live
     starts, _ = snapshot.runs
     # A document removed and published again may have rows on either side.
     flips = np.flatnonzero(searched[1:] != searched[:-1]) + 1
@@ -88,9 +85,7 @@ def past_share(snapshot: Snapshot) -> bool:
 
 def compacted(snapshot: Snapshot) -> Snapshot:
     """The same version built in one piece, from the snapshot alone (no query)."""
-    keep = np.ones(snapshot.size, dtype=bool)
-    keep[snapshot.removed] = False
-    return rebuilt(snapshot, snapshot.version, Changes(keep, Added()))
+    return rebuilt(snapshot, snapshot.version, Changes(snapshot.live, Added()))
 
 
 def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
@@ -143,30 +138,21 @@ def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         kept = getattr(snapshot, name)[keep] if dropped else getattr(snapshot, name)
         return np.concatenate([kept, getattr(added, name)])
 
-    new_index = np.full(snapshot.size, -1, dtype=np.int64)
-    new_index[keep] = np.arange(int(keep.sum()))
-    entries = snapshot.postings.entries()
-    extra_hashes, extra_rows, extra_counts = added.hashes, added.rows, added.counts
     base = int(keep.sum())
-    if dropped:
-        hashes, rows, counts = entries
-        survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
-        entries = (
-            hashes[survivors],
-            new_index[rows[survivors]].astype(np.int32),
-            counts[survivors],
-        )
-    if snapshot.appended_postings is not None:
-        # The appended rows' postings are few: sorted again with the new ones.
-        hashes, rows, counts = snapshot.appended_postings.entries()
-        survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
-        extra_hashes = np.concatenate([hashes[survivors], extra_hashes])
-        extra_rows = np.concatenate(
-            [new_index[rows[survivors]].astype(np.int32), extra_rows + base]
-        )
-        extra_counts = np.concatenate([counts[survivors], extra_counts])
-    else:
-        extra_rows = extra_rows + base
+    new_index = np.full(snapshot.size, -1, dtype=np.int64)
+    new_index[keep] = np.arange(base)
+
+    def kept(postings: Postings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(hash, row, count) of the postings of the rows kept, renumbered."""
+        hashes, rows, counts = postings.entries()
+        if not dropped:
+            return hashes, rows, counts
+        survivors = keep[rows]
+        renumbered = new_index[rows[survivors]].astype(np.int32)
+        return hashes[survivors], renumbered, counts[survivors]
+
+    # The appended rows' postings are few: sorted again with the new ones.
+    hashes, rows, counts = kept(snapshot.appended_postings or Postings())
     size = base + len(added.chunk_ids)
     return Snapshot(
         knowledge_base_id=snapshot.knowledge_base_id,
@@ -175,10 +161,10 @@ def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         **{name: rows_of(name) for name in ROW_FIELDS},
         matrix=_kept_vectors(snapshot, keep, added.matrix(snapshot.dimension)),
         postings=Postings.merged(
-            entries,
-            extra_hashes,
-            extra_rows.astype(np.int32),
-            extra_counts.astype(np.uint16),
+            kept(snapshot.postings),
+            np.concatenate([hashes, added.hashes]),
+            np.concatenate([rows, added.rows + base]).astype(np.int32),
+            np.concatenate([counts, added.counts]).astype(np.uint16),
         ),
         stale=snapshot.stale + added.stale,
         approximate=vector_index.carried(snapshot.approximate, new_index, size)
@@ -259,9 +245,8 @@ def added_rows(knowledge_base_id: str, document_ids: set) -> Added:
             "tokenizer",
         )
     )
-    model = get_embedder().name
+    terms = {row[0]: ChunkTerms(bytes(row[5]), row[6], row[7]) for row in rows}
     stale = [row[0] for row in rows if row[8] != TOKENIZER]
-    remade = {}
     if stale:
         logger.warning(
             "%s chunks of knowledge base %s were made by another tokenizer and are "
@@ -272,33 +257,23 @@ def added_rows(knowledge_base_id: str, document_ids: set) -> Added:
         texts = Chunk.objects.filter(pk__in=stale).values_list(
             "id", "text", "heading_path"
         )
-        remade = {
-            pk: chunk_terms(text, headings) for pk, text, headings in texts.iterator()
-        }
-    hash_parts, count_parts, sizes, lengths, folded = [], [], [], [], []
-    for pk, _, _, _, _, blob, length, folds_flag, _ in rows:
-        if pk in remade:
-            blob, length, folds_flag = (
-                remade[pk].terms,
-                remade[pk].length,
-                remade[pk].folds,
-            )
-        hashes, counts = decode(bytes(blob))
-        hash_parts.append(hashes)
-        count_parts.append(counts)
-        sizes.append(len(hashes))
-        lengths.append(length)
-        folded.append(folds_flag)
+        terms.update(
+            (pk, chunk_terms(text, headings)) for pk, text, headings in texts.iterator()
+        )
+    decoded = [decode(terms[row[0]].terms) for row in rows]
+    model = get_embedder().name
     return Added(
         chunk_ids=np.array([row[0] for row in rows], dtype=np.int64),
         document_ids=np.array([row[1] for row in rows], dtype=object),
         ordinals=np.array([row[2] for row in rows], dtype=np.int32),
-        lengths=np.array(lengths, dtype=np.float32),
-        folds=np.array(folded, dtype=bool),
-        hashes=np.concatenate(hash_parts) if hash_parts else np.zeros(0, np.int64),
-        rows=np.repeat(np.arange(len(rows), dtype=np.int32), sizes),
-        counts=np.concatenate(count_parts) if count_parts else np.zeros(0, np.uint16),
+        lengths=np.array([terms[row[0]].length for row in rows], dtype=np.float32),
+        folds=np.array([terms[row[0]].folds for row in rows], dtype=bool),
+        hashes=np.concatenate([np.zeros(0, np.int64), *(h for h, _ in decoded)]),
+        rows=np.repeat(
+            np.arange(len(rows), dtype=np.int32), [len(h) for h, _ in decoded]
+        ),
+        counts=np.concatenate([np.zeros(0, np.uint16), *(c for _, c in decoded)]),
         embeddings=[bytes(row[3]) for row in rows],
         models=[row[4] for row in rows],
-        stale=sum(pk in remade or name != model for pk, _, _, _, name, *_ in rows),
+        stale=sum(row[8] != TOKENIZER or row[4] != model for row in rows),
     )

@@ -80,6 +80,13 @@ class Snapshot:
         return self.appended_postings is not None or len(self.removed) > 0
 
     @cached_property
+    def live(self) -> np.ndarray:
+        """A flag per row: searched (not removed)."""
+        live = np.ones(self.size, dtype=bool)
+        live[self.removed] = False
+        return live
+
+    @cached_property
     def segments(self) -> Segments:
         parts = (self.postings,)
         if self.appended_postings is not None:
