@@ -38,7 +38,7 @@ class SnapshotBackend:
         self.cache.discard(knowledge_base_id)
 
     def health(self) -> Health:
-        state = warmup.warmup.check()
+        state = warmup.warmup.state
         if state == "warming":
             return Health("warming")
         return Health("ready", state)  # "ok", "cold" (warm-up failed) or "off"

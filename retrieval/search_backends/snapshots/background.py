@@ -23,15 +23,14 @@ class Background:
         self._queued: dict[Key, Work] = {}
         self._guard = threading.Lock()
 
-    def start(self, key: Key, work: Work, *, queue: bool = False) -> bool:
+    def start(self, key: Key, work: Work, *, queue: bool = False) -> None:
         """Run `work` in a thread of its own, unless one runs for `key`: then
-        `work` runs next in that thread when `queue`, else not at all. Whether
-        a thread started."""
+        `work` runs next in that thread when `queue`, else not at all."""
         with self._guard:
             if key in self._threads:
                 if queue:
                     self._queued[key] = work
-                return False
+                return
             kind, knowledge_base_id = key
             thread = threading.Thread(
                 target=self._run,
@@ -41,7 +40,6 @@ class Background:
             )
             self._threads[key] = thread
         thread.start()
-        return True
 
     def running(self, kind: str, knowledge_base_id: str | None = None) -> bool:
         """Whether work of `kind` runs (for that knowledge base, if named)."""

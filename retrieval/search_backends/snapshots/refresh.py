@@ -33,10 +33,6 @@ class Changes:
     keep: np.ndarray  # bool per row: not removed and still published
     added: Added
 
-    def removed_now(self, snapshot: Snapshot) -> np.ndarray:
-        """Rows the snapshot searched that are no longer published."""
-        return np.flatnonzero(snapshot.live & ~self.keep)
-
 
 def changes(snapshot: Snapshot) -> Changes:
     published = set(
@@ -93,9 +89,8 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
     leaving out those no longer published: the base's arrays are not copied."""
     added = changes.added
     size = snapshot.size + len(added.chunk_ids)
-    removed = np.union1d(snapshot.removed, changes.removed_now(snapshot)).astype(
-        np.int64
-    )
+    removed_now = np.flatnonzero(snapshot.live & ~changes.keep)
+    removed = np.union1d(snapshot.removed, removed_now).astype(np.int64)
     old_matrix = snapshot.appended_matrix
     if old_matrix is None:
         old_matrix = np.zeros((0, snapshot.dimension), dtype=np.float32)

@@ -146,17 +146,17 @@ class Snapshot:
 
     def bm25(self, query_tokens: list[str]) -> np.ndarray:
         """BM25 score of every row (zeros where no query term occurs)."""
-        return bm25.scores(self.segments, self.lengths, query_tokens)
+        return bm25.scores(self.segments, query_tokens)
 
     def keyword_top(
         self, query_tokens: list[str], count: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rows of the `count` best BM25 scores above 0, and those scores."""
-        return bm25.top(self.segments, self.lengths, query_tokens, count)
+        return bm25.top(self.segments, query_tokens, count)
 
     def bm25_at(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
         """The BM25 scores of these rows."""
-        return bm25.at(self.segments, self.lengths, query_tokens, rows)
+        return bm25.at(self.segments, query_tokens, rows)
 
     def nearest(
         self, query_vector: np.ndarray, count: int
