@@ -13,7 +13,7 @@ from django.db import connections
 
 from retrieval.models import Chunk
 from retrieval.search import search
-from retrieval.search_backends.snapshots import cache, files
+from retrieval.search_backends.snapshots import files, refresh
 from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
@@ -45,7 +45,7 @@ def test_a_second_process_maps_the_first_ones_snapshot(
     def refuse(snapshot, version):
         raise AssertionError("the stored snapshot was built again")
 
-    monkeypatch.setattr(cache, "_refreshed", refuse)
+    monkeypatch.setattr(refresh, "rebuilt_at", refuse)
     other = SnapshotCache().snapshots(["kb-company"])[0]  # another process's cache
 
     assert mapped(other.matrix)

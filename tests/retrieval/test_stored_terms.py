@@ -17,7 +17,7 @@ from documents.models import KnowledgeBase
 from retrieval import terms
 from retrieval.models import Chunk
 from retrieval.search import search
-from retrieval.search_backends.snapshots import cache, refresh
+from retrieval.search_backends.snapshots import refresh
 from retrieval.search_backends.snapshots.cache import snapshot_cache
 from retrieval.search_backends.snapshots.warmup import Warmup
 from retrieval.services import chunks_needing_reindex, chunks_reindex
@@ -172,14 +172,14 @@ def test_warm_up_builds_every_snapshot_and_a_first_query_waits_for_it(
     snapshot_cache.clear()
     release = threading.Event()
     builds = []
-    real = cache._refreshed
+    real = refresh.rebuilt_at
 
     def slow_refresh(snapshot, version):
         builds.append(snapshot.knowledge_base_id)
         release.wait(10)
         return real(snapshot, version)
 
-    monkeypatch.setattr(cache, "_refreshed", slow_refresh)
+    monkeypatch.setattr(refresh, "rebuilt_at", slow_refresh)
     warmup = Warmup()
     monkeypatch.setattr("retrieval.search_backends.snapshots.warmup.warmup", warmup)
     warmup.start()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from retrieval.search import search
-from retrieval.search_backends.snapshots import index_builds, vector_index
+from retrieval.search_backends.snapshots import cache, vector_index
 from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -273,7 +273,7 @@ def test_one_process_of_a_host_builds_the_index_and_the_others_take_it_up(
     knowledge_base,
 ):
     settings.SEARCH_SNAPSHOT_DIR = str(tmp_path / "snapshots")
-    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    monkeypatch.setattr(cache, "INDEX_POLL_SECONDS", 0.0)
     held = HeldBuild(monkeypatch)
     ingest(knowledge_base, LEAVE)
     snapshot_cache.snapshots(["kb-company"])
@@ -299,7 +299,7 @@ def test_one_process_of_a_host_builds_the_index_and_the_others_take_it_up(
 def test_a_failed_index_build_leaves_exact_search_and_is_tried_again(
     approximate_from_one_chunk, monkeypatch, ingest, viewer, knowledge_base, caplog
 ):
-    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    monkeypatch.setattr(cache, "INDEX_POLL_SECONDS", 0.0)
     real_build = vector_index.build
     calls = []
 
@@ -340,7 +340,7 @@ def test_an_index_build_killed_on_the_way_is_taken_over_by_another_process(
 ):
     root = tmp_path / "snapshots"
     settings.SEARCH_SNAPSHOT_DIR = str(root)
-    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    monkeypatch.setattr(cache, "INDEX_POLL_SECONDS", 0.0)
     ingest(knowledge_base, LEAVE)
     builder = subprocess.Popen(
         [sys.executable, "-c", HOLD_INDEX_LOCK, str(root)],

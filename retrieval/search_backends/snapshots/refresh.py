@@ -1,7 +1,7 @@
 """A snapshot brought to a new version: what a publish changed, read from the
 database, then appended to the snapshot (the base's arrays are not copied; rows
 no longer published are `removed`) or built with it in one piece (removed rows
-dropped, rows renumbered, postings merged). `cache` decides which.
+dropped, rows renumbered, postings merged): `next_version`.
 """
 
 from __future__ import annotations
@@ -56,6 +56,44 @@ def changes(snapshot: Snapshot) -> Changes:
     keep = np.repeat(kept, np.diff(np.append(starts, snapshot.size)))
     known = set(documents[kept])
     return Changes(keep, added_rows(snapshot.knowledge_base_id, published - known))
+
+
+def rebuilt_at(snapshot: Snapshot, version: int) -> Snapshot:
+    """`snapshot` at `version`, built in one piece."""
+    return rebuilt(snapshot, version, changes(snapshot))
+
+
+def next_version(
+    snapshot: Snapshot | None,
+    knowledge_base_id: str,
+    version: int,
+    *,
+    append: bool = True,
+) -> Snapshot:
+    """`snapshot` brought to `version`: by appending when `append` and it stays
+    within SEARCH_APPEND_SHARE, else built in one piece (anew when it cannot
+    be brought up to date)."""
+    if not refreshable(snapshot):
+        dimension = get_embedder().dimension
+        empty = Snapshot(
+            knowledge_base_id, -1, dimension, np.zeros((0, dimension), np.float32)
+        )
+        return rebuilt_at(empty, version)
+    if not append:
+        return rebuilt_at(snapshot, version)
+    changed = changes(snapshot)
+    if appendable(snapshot, changed):
+        return appended(snapshot, version, changed)
+    return rebuilt(snapshot, version, changed)
+
+
+def refreshable(snapshot: Snapshot | None) -> bool:
+    """Whether `next_version` brings `snapshot` up to date rather than building anew."""
+    return (
+        snapshot is not None
+        and not snapshot.stale
+        and snapshot.dimension == get_embedder().dimension
+    )
 
 
 # With shared snapshots a publish still appends up to this many times the
