@@ -271,10 +271,16 @@ def _best(
     rows: np.ndarray, values: np.ndarray, count: int
 ) -> tuple[np.ndarray, np.ndarray]:
     positive = np.flatnonzero(values > 0)
-    rows, values = rows[positive], values[positive]
+    return best(rows[positive], values[positive], count)
+
+
+def best(
+    rows: np.ndarray, values: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the `count` best values, and those values. Every row tied
+    with the count-th best stays: the seam breaks ties by chunk id, which an
+    arbitrary cut among them would not."""
     if len(values) > count:
-        # Every row tied with the count-th best stays: the seam breaks ties by
-        # chunk id, which an arbitrary cut among them would not.
         kept = values >= _kth(values, count)
         rows, values = rows[kept], values[kept]
     return rows, values

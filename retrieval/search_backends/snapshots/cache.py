@@ -77,8 +77,7 @@ def _fingerprint(knowledge_base_id: str) -> str:
         .aggregate(count=Count("id"), newest=Max("published_at"))
         .values()
     )
-    embedder = get_embedder()
-    made_by = f"{embedder.name}-{embedder.dimension}-{TOKENIZER}-{newest}"
+    made_by = f"{_vectors_made_by()}-{TOKENIZER}-{newest}"
     digest = hashlib.blake2b(made_by.encode(), digest_size=6).hexdigest()
     return f"{count}-{digest}"
 
@@ -312,15 +311,10 @@ class SnapshotCache:
         else `snapshot`."""
         knowledge_base_id = snapshot.knowledge_base_id
         newest = files.newest_whole(root, knowledge_base_id)
-        if (
-            not newest
-            or not snapshot.base_name
-            or newest == snapshot.base_name
-            # Older than the base; or newer than the version built: from
-            # before a database restored from a backup.
-            or not files.version_of(snapshot.base_name)
-            < files.version_of(newest)
-            < version
+        # Not newer than the base; or newer than the version built: from
+        # before a database restored from a backup.
+        if not newest or not (
+            files.version_of(snapshot.base_name) < files.version_of(newest) < version
         ):
             return snapshot
         whole = files.load(root, knowledge_base_id, newest)

@@ -97,7 +97,7 @@ def refreshable(snapshot: Snapshot | None) -> bool:
 
 
 # With shared snapshots a publish still appends up to this many times the
-# share while the snapshot is built whole in the background (`compactions`).
+# share while the snapshot is built whole in the background (`cache._compact`).
 HARD_LIMIT = 3
 
 

@@ -144,10 +144,6 @@ class Snapshot:
             p.nbytes() for p in postings if p is not None
         )
 
-    def bm25(self, query_tokens: list[str]) -> np.ndarray:
-        """BM25 score of every row (zeros where no query term occurs)."""
-        return bm25.scores(self.segments, query_tokens)
-
     def keyword_top(
         self, query_tokens: list[str], count: int
     ) -> tuple[np.ndarray, np.ndarray]:
