@@ -142,10 +142,8 @@ def added_rows(size: int, per_chunk: int, tokens, text_folds, model: str):
     sizes = [len(h) for h in hashes]
     return Added(
         chunk_ids=np.arange(1, size + 1, dtype=np.int64),
-        # One object per row, as a query's rows give them.
         document_ids=np.array(
-            [uuid.UUID(bytes=documents[i // PER_DOCUMENT].bytes) for i in range(size)],
-            dtype=object,
+            [documents[i // PER_DOCUMENT].bytes for i in range(size)], dtype="V16"
         ),
         ordinals=(np.arange(size) % PER_DOCUMENT).astype(np.int32),
         lengths=np.array(lengths, dtype=np.float32),

@@ -247,7 +247,11 @@ def test_an_index_built_while_a_publish_lands_goes_to_the_new_version(
 
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     rows_of = {
-        document: set(np.flatnonzero(snapshot.document_ids == document.pk).tolist())
+        document: {
+            row
+            for row in range(snapshot.size)
+            if snapshot.document_ids[row].tobytes() == document.pk.bytes
+        }
         for document in (train, newer)
     }
     assert snapshot.approximate is not None

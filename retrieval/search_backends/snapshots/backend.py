@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -121,7 +122,7 @@ def _best(
         candidates += [
             Candidate(
                 chunk_id=chunk_id,
-                document_id=document_id,
+                document_id=uuid.UUID(bytes=document_id),
                 knowledge_base_id=snapshot.knowledge_base_id,
                 ordinal=ordinal,
                 score=score,

@@ -20,7 +20,6 @@ import fcntl
 import json
 import os
 import shutil
-import uuid
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import quote
@@ -29,7 +28,7 @@ import numpy as np
 
 from . import vector_index
 from .bm25 import Postings
-from .snapshot import ROW_FIELDS, Snapshot, document_runs
+from .snapshot import ROW_FIELDS, Snapshot
 
 _POSTINGS = ("hashes", "starts", "rows", "counts")
 _ARRAYS = (*ROW_FIELDS, "matrix", *_POSTINGS, "ann_rows", "ann_uncovered")
@@ -160,7 +159,8 @@ def load(
         if ann_file:
             path = folder(root, knowledge_base_id) / ann_file
             approximate = vector_index.opened(path, ann_rows, ann_uncovered)
-    arrays["document_ids"] = _uuids(arrays.pop("document_ids"))
+    # Stored before as 16 bytes per row in two dimensions: read the same.
+    arrays["document_ids"] = arrays["document_ids"].view("V16").reshape(-1)
     if not base_name:
         return Snapshot(
             knowledge_base_id=knowledge_base_id,
@@ -192,35 +192,7 @@ def load(
         removed=np.asarray(arrays["removed"], dtype=np.int64),
         approximate=approximate,
         base_name=base.base_name,
-        # The base's runs, when known: only the new rows' are made.
-        known_runs=base.runs_after(arrays["document_ids"])
-        if "runs" in base.__dict__
-        else None,
     )
-
-
-def _uuids(raw: np.ndarray) -> np.ndarray:
-    """UUID objects of 16-byte rows. A document's chunks are adjacent rows, so
-    each run of equal rows shares one object (a million chunks are a few ten
-    thousand documents)."""
-    raw = np.asarray(raw)
-    if not len(raw):
-        return np.zeros(0, dtype=object)
-    starts = np.flatnonzero(
-        np.concatenate(([True], np.any(raw[1:] != raw[:-1], axis=1)))
-    )
-    objects = np.empty(len(starts), dtype=object)
-    objects[:] = [uuid.UUID(bytes=raw[start].tobytes()) for start in starts]
-    return np.repeat(objects, np.diff(np.append(starts, len(raw))))
-
-
-def _uuid_rows(document_ids: np.ndarray) -> np.ndarray:
-    """16-byte rows of UUID objects, each run of one document's rows converted once."""
-    starts, documents = document_runs(document_ids)
-    raw = np.frombuffer(
-        b"".join(document_id.bytes for document_id in documents), dtype=np.uint8
-    ).reshape(-1, 16)
-    return np.repeat(raw, np.diff(np.append(starts, len(document_ids))), axis=0)
 
 
 def store(
@@ -283,7 +255,6 @@ def _arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
         "starts": postings.starts,
         "rows": postings.rows,
         "counts": postings.counts,
-        "document_ids": _uuid_rows(snapshot.document_ids[first:]),
         "ann_rows": approximate.rows if approximate else none,
         "ann_uncovered": approximate.uncovered if approximate else none,
     }

@@ -35,27 +35,31 @@ class Changes:
 
 
 def changes(snapshot: Snapshot) -> Changes:
-    published = set(
-        Document.objects.filter(
+    published = {
+        document_id.bytes: document_id
+        for document_id in Document.objects.filter(
             knowledge_base_id=snapshot.knowledge_base_id,
             status=DocumentStatus.PUBLISHED,
         ).values_list("id", flat=True)
-    )
-    searched = snapshot.live
-    starts, _ = snapshot.runs
-    # A document removed and published again may have rows on either side.
-    flips = np.flatnonzero(searched[1:] != searched[:-1]) + 1
-    if len(flips):
-        starts = np.union1d(starts, flips)
-    documents = snapshot.document_ids[starts]
+    }
+    # Looked up by run of one document's rows (rows are added a document at a
+    # time): thousands of documents, not every row. A document removed and
+    # published again may have rows on either side of a removed run.
+    ids, searched = snapshot.document_ids, snapshot.live
+    first = np.ones(snapshot.size, dtype=bool)
+    first[1:] = (ids[1:] != ids[:-1]) | (searched[1:] != searched[:-1])
+    starts = np.flatnonzero(first)
+    documents = ids[starts]
     kept = searched[starts] & np.fromiter(
-        (document_id in published for document_id in documents),
+        (document in published for document in documents.tolist()),  # bytes
         dtype=bool,
         count=len(documents),
     )
     keep = np.repeat(kept, np.diff(np.append(starts, snapshot.size)))
-    known = set(documents[kept])
-    return Changes(keep, added_rows(snapshot.knowledge_base_id, published - known))
+    known = set(documents[kept].tolist())
+    new = {document_id for key, document_id in published.items() if key not in known}
+    added = added_rows(snapshot.knowledge_base_id, new)
+    return Changes(keep, added)
 
 
 def rebuilt_at(snapshot: Snapshot, version: int) -> Snapshot:
@@ -155,7 +159,6 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         removed=removed,
         stale=snapshot.stale + added.stale,
         approximate=approximate,
-        known_runs=snapshot.runs_after(added.document_ids),
     )
 
 
@@ -229,7 +232,7 @@ class Added:
     none by default."""
 
     chunk_ids: np.ndarray = field(default_factory=empty(np.int64))
-    document_ids: np.ndarray = field(default_factory=empty(object))
+    document_ids: np.ndarray = field(default_factory=empty("V16"))
     ordinals: np.ndarray = field(default_factory=empty(np.int32))
     lengths: np.ndarray = field(default_factory=empty(np.float32))
     folds: np.ndarray = field(default_factory=empty(bool))
@@ -297,7 +300,7 @@ def added_rows(knowledge_base_id: str, document_ids: set) -> Added:
     model = get_embedder().name
     return Added(
         chunk_ids=np.array([row[0] for row in rows], dtype=np.int64),
-        document_ids=np.array([row[1] for row in rows], dtype=object),
+        document_ids=np.array([row[1].bytes for row in rows], dtype="V16"),
         ordinals=np.array([row[2] for row in rows], dtype=np.int32),
         lengths=np.array([terms[row[0]].length for row in rows], dtype=np.float32),
         folds=np.array([terms[row[0]].folds for row in rows], dtype=bool),
