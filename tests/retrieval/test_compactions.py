@@ -1,4 +1,4 @@
-"""`retrieval/compactions.py`: a shared snapshot past SEARCH_APPEND_SHARE is built
+"""`SnapshotCache._compact`: a shared snapshot past SEARCH_APPEND_SHARE is built
 in one piece again in the background, and the next publish appends to it."""
 
 from __future__ import annotations
@@ -6,12 +6,14 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from documents.models import KnowledgeBase
 from retrieval.models import Chunk
+from retrieval.search_backends.snapshots import refresh
 from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
@@ -30,8 +32,23 @@ from tests.retrieval.snapshot_checks import (
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def held_compaction(monkeypatch) -> threading.Event:
+    """Compactions wait until the test sets the event: what the appended version
+    was is read before the whole one can take its place."""
+    go_on = threading.Event()
+    compacted = refresh.compacted
+
+    def held(snapshot):
+        assert go_on.wait(10), "the test never let the compaction go on"
+        return compacted(snapshot)
+
+    monkeypatch.setattr(refresh, "compacted", held)
+    return go_on
+
+
 def test_past_the_share_a_shared_snapshot_is_built_whole_in_the_background(
-    settings, shared, ingest, knowledge_base
+    settings, shared, ingest, knowledge_base, held_compaction
 ):
     settings.SEARCH_APPEND_SHARE = 0.4
     first = ingest(knowledge_base, LEAVE, filename="leave.md")
@@ -50,6 +67,7 @@ def test_past_the_share_a_shared_snapshot_is_built_whole_in_the_background(
     appended = current()  # answered appended, before the whole is built
     appended_name = entry().stored_as
     assert appended.segmented
+    held_compaction.set()
     snapshot_cache.wait_for("compaction")
 
     whole = current()
@@ -90,7 +108,7 @@ def test_far_past_the_share_a_publish_builds_the_snapshot_whole(
 
 
 def test_a_process_appends_to_the_version_another_one_built_whole(
-    settings, shared, ingest, knowledge_base
+    settings, shared, ingest, knowledge_base, held_compaction
 ):
     settings.SEARCH_APPEND_SHARE = 0.4
     first = ingest(knowledge_base, LEAVE, filename="leave.md")
@@ -108,6 +126,7 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
     current()
     appended_name = entry().stored_as
     assert other.snapshots(["kb-company"])[0].segmented  # it read the rows appended
+    held_compaction.set()
     snapshot_cache.wait_for("compaction")
     assert not current().segmented
     whole_name = entry().stored_as

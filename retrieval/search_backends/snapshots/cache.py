@@ -381,12 +381,12 @@ class SnapshotCache:
         built by one process of the host and stored for the others. One that
         fails (`Background` logs it) is tried again by the next query."""
         knowledge_base_id = snapshot.knowledge_base_id
-        held = (
-            files.lock(root, knowledge_base_id, "index", wait=False) if root else None
-        )
-        if root is not None and held is None:
-            return  # another process of the host builds it: taken up later
-        with held or contextlib.nullcontext():
+        held = contextlib.nullcontext()
+        if root is not None:
+            held = files.lock(root, knowledge_base_id, "index", wait=False)
+            if held is None:
+                return  # another process of the host builds it: taken up later
+        with held:
             if root is not None:
                 files.remove_index_leftovers(root, knowledge_base_id)
             rows = np.flatnonzero(snapshot.live)

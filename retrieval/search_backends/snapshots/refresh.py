@@ -16,7 +16,7 @@ from django.conf import settings
 from documents.models import Document, DocumentStatus
 from retrieval.embeddings import get_embedder
 from retrieval.models import Chunk
-from retrieval.terms import TOKENIZER, ChunkTerms, chunk_terms, decode
+from retrieval.terms import TOKENIZER, chunk_terms, decode
 
 from . import vector_index
 from .bm25 import Postings
@@ -281,8 +281,8 @@ def added_rows(knowledge_base_id: str, document_ids: set) -> Added:
             "tokenizer",
         )
     )
-    terms = {row[0]: ChunkTerms(bytes(row[5]), row[6], row[7]) for row in rows}
     stale = [row[0] for row in rows if row[8] != TOKENIZER]
+    remade = {}
     if stale:
         logger.warning(
             "%s chunks of knowledge base %s were made by another tokenizer and are "
@@ -293,17 +293,20 @@ def added_rows(knowledge_base_id: str, document_ids: set) -> Added:
         texts = Chunk.objects.filter(pk__in=stale).values_list(
             "id", "text", "heading_path"
         )
-        terms.update(
-            (pk, chunk_terms(text, headings)) for pk, text, headings in texts.iterator()
-        )
-    decoded = [decode(terms[row[0]].terms) for row in rows]
+        remade = {
+            pk: chunk_terms(text, headings).to_wire()
+            for pk, text, headings in texts.iterator()
+        }
+    # Each row's (terms, length, folds): as stored, or made again.
+    terms = [remade.get(row[0]) or row[5:8] for row in rows]
+    decoded = [decode(bytes(blob)) for blob, _, _ in terms]
     model = get_embedder().name
     return Added(
         chunk_ids=np.array([row[0] for row in rows], dtype=np.int64),
         document_ids=np.array([row[1].bytes for row in rows], dtype="V16"),
         ordinals=np.array([row[2] for row in rows], dtype=np.int32),
-        lengths=np.array([terms[row[0]].length for row in rows], dtype=np.float32),
-        folds=np.array([terms[row[0]].folds for row in rows], dtype=bool),
+        lengths=np.array([length for _, length, _ in terms], dtype=np.float32),
+        folds=np.array([folds for _, _, folds in terms], dtype=bool),
         hashes=np.concatenate([np.zeros(0, np.int64), *(h for h, _ in decoded)]),
         rows=np.repeat(
             np.arange(len(rows), dtype=np.int32), [len(h) for h, _ in decoded]
