@@ -6,7 +6,7 @@ what it adds to its own start:
 - build: a snapshot made as a refresh makes it (`refresh.rebuilt` over the rows
   `refresh.added_rows` would read: one UUID object per row, as the database
   gives them), then its approximate index (`vector_index.build`), then both
-  stored as a host's processes share them (`snapshot_files.save`). It reports
+  stored as a host's processes share them (`snapshot_files.store`). It reports
   each array's `nbytes` per chunk, the process's resident memory (RSS) the
   snapshot and the index added, the peak while building, and the bytes stored.
 - map: a new process maps the stored version (`snapshot_files.load`) and
@@ -142,10 +142,8 @@ def added_rows(size: int, per_chunk: int, tokens, text_folds, model: str):
     sizes = [len(h) for h in hashes]
     return Added(
         chunk_ids=np.arange(1, size + 1, dtype=np.int64),
-        # One object per row, as a query's rows give them.
         document_ids=np.array(
-            [uuid.UUID(bytes=documents[i // PER_DOCUMENT].bytes) for i in range(size)],
-            dtype=object,
+            [documents[i // PER_DOCUMENT].bytes for i in range(size)], dtype="V16"
         ),
         ordinals=(np.arange(size) % PER_DOCUMENT).astype(np.int32),
         lengths=np.array(lengths, dtype=np.float32),
@@ -202,8 +200,8 @@ def build(size: int, per_chunk: int) -> dict:
     shutil.rmtree(snapshot_files.folder(ROOT, kb_id), ignore_errors=True)
     folder = snapshot_files.folder(ROOT, kb_id)
     folder.mkdir(parents=True)
-    ann_file = vector_index.store(snapshot.approximate, folder)
-    snapshot_files.save(ROOT, kb_id, "v1", snapshot, ann_file)
+    snapshot_files.store(ROOT, kb_id, "v1", snapshot)
+    ann_file = snapshot.approximate.file
     stored = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return {
         **array_bytes(snapshot),

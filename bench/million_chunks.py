@@ -206,7 +206,7 @@ def searches_while_the_index_builds(cache, user, questions: list[str]) -> list[f
     from retrieval.search import search
 
     samples = []
-    while cache.building_indexes() and len(samples) < 10 * len(questions):
+    while cache.busy("index") and len(samples) < 10 * len(questions):
         question = questions[len(samples) % len(questions)]
         samples.append(
             timed_ms(
@@ -288,7 +288,7 @@ def main() -> None:
         snapshot_cache.snapshots([kb_id])
         cold_s = time.perf_counter() - started  # what the first query waits
         meanwhile = searches_while_the_index_builds(snapshot_cache, user, queries)
-        snapshot_cache.wait_for_index_builds()
+        snapshot_cache.wait_for("index")
         snapshot = snapshot_cache.snapshots([kb_id])[0]
         build_s = time.perf_counter() - started
         if meanwhile:

@@ -174,7 +174,7 @@ def curator_snapshot_build() -> tuple[float, float]:
     snapshot_cache.clear()
     with Clock() as clock:
         snapshot_cache.snapshots([KB_ID])
-        snapshot_cache.wait_for_index_builds()
+        snapshot_cache.wait_for("index")
     return clock.seconds
 
 

@@ -101,8 +101,8 @@ def stream(user, kb, texts, question, share: str, folder, count: int):
         ours.append((time.perf_counter() - started) * 1000)
         theirs.append(float(watcher.stdout.readline()))
         wholes.add(files.newest_whole(folder, kb.pk))
-    snapshot_cache.wait_for_saves()
-    snapshot_cache.wait_for_compactions()
+    snapshot_cache.wait_for("save")
+    snapshot_cache.wait_for("compaction")
     wholes.add(files.newest_whole(folder, kb.pk))
     watcher.stdin.close()
     watcher.wait()  # a compaction of its own under way dies with it

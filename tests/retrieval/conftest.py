@@ -19,7 +19,7 @@ def _fresh_snapshots():
     to the next test's snapshot, so it is waited for."""
     snapshot_cache.clear()
     yield
-    snapshot_cache.wait_for_background(60)
+    snapshot_cache.wait_for(None, 60)
     snapshot_cache.clear()
 
 

@@ -38,8 +38,8 @@ def indexed(timeout: float = 10):
     of an older version still running when the version moved on is waited
     for, and so is the build the next look starts for the newest one."""
     snapshot = current()
-    while snapshot_cache.building_indexes():
-        snapshot_cache.wait_for_index_builds(timeout)
+    while snapshot_cache.busy("index"):
+        snapshot_cache.wait_for("index", timeout)
         snapshot = current()
     return snapshot
 

@@ -50,6 +50,7 @@ def assert_best_rows(
 
 def test_the_top_rows_are_those_of_scoring_every_row(monkeypatch):
     postings, lengths = random_index(3000, seed=1)
+    index = Segments((postings,), lengths)
     rng = np.random.default_rng(2)
     pruned = []
     scores_at = bm25._scores_at
@@ -62,9 +63,9 @@ def test_the_top_rows_are_those_of_scoring_every_row(monkeypatch):
     for _ in range(200):
         question = [WORDS[w] for w in rng.integers(0, 60, size=rng.integers(1, 8))]
         question += ["w0", "w1"]  # words in most rows, as a question's particles
-        full = bm25.scores(postings, lengths, question)
+        full = bm25.scores(index, question)
 
-        rows, scores = bm25.top(postings, lengths, question, 20)
+        rows, scores = bm25.top(index, question, 20)
 
         assert_best_rows(rows, scores, full, 20)
     assert len(pruned) > 20
@@ -72,12 +73,13 @@ def test_the_top_rows_are_those_of_scoring_every_row(monkeypatch):
 
 def test_scores_of_some_rows_are_those_of_every_row():
     postings, lengths = random_index(1000, seed=3)
+    index = Segments((postings,), lengths)
     question = ["w0", "w3", "w17", "w150", "unknown"]
     rows = np.array([0, 5, 17, 999, 400])
 
     assert np.allclose(
-        bm25.at(postings, lengths, question, rows),
-        bm25.scores(postings, lengths, question)[rows],
+        bm25.at(index, question, rows),
+        bm25.scores(index, question)[rows],
         rtol=1e-5,
     )
 
@@ -139,23 +141,21 @@ def test_segments_score_as_the_index_of_the_rows_searched():
         counts[inside],
     )
     # Each term's rows searched, counted exactly: as in the index built anew.
-    built_anew = Segments.of(anew, lengths[keep])
+    built_anew = Segments((anew,), lengths[keep])
     for hashed in postings.hashes.tolist():
         assert segments.frequency(hashed) == built_anew.frequency(hashed)
     rng = np.random.default_rng(9)
     for _ in range(100):
         question = [WORDS[w] for w in rng.integers(0, 80, size=rng.integers(1, 8))]
         question += ["w0"]
-        expected = bm25.scores(anew, lengths[keep], question)
+        expected = bm25.scores(built_anew, question)
 
-        scores = bm25.scores(segments, lengths, question)
-        rows_found, top_scores = bm25.top(segments, lengths, question, 20)
+        scores = bm25.scores(segments, question)
+        rows_found, top_scores = bm25.top(segments, question, 20)
 
         assert np.allclose(scores[keep], expected, rtol=1e-5)
         assert not scores[removed].any()
         assert not set(rows_found.tolist()) & set(removed.tolist())
         assert_best_rows(rows_found, top_scores, scores, 20)
         some = np.flatnonzero(keep)[::13]
-        assert np.allclose(
-            bm25.at(segments, lengths, question, some), scores[some], rtol=1e-5
-        )
+        assert np.allclose(bm25.at(segments, question, some), scores[some], rtol=1e-5)

@@ -1,4 +1,4 @@
-"""`retrieval/compactions.py`: a shared snapshot past SEARCH_APPEND_SHARE is built
+"""`SnapshotCache._compact`: a shared snapshot past SEARCH_APPEND_SHARE is built
 in one piece again in the background, and the next publish appends to it."""
 
 from __future__ import annotations
@@ -6,12 +6,14 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from documents.models import KnowledgeBase
 from retrieval.models import Chunk
+from retrieval.search_backends.snapshots import refresh
 from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
@@ -30,8 +32,23 @@ from tests.retrieval.snapshot_checks import (
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def held_compaction(monkeypatch) -> threading.Event:
+    """Compactions wait until the test sets the event: what the appended version
+    was is read before the whole one can take its place."""
+    go_on = threading.Event()
+    compacted = refresh.compacted
+
+    def held(snapshot):
+        assert go_on.wait(10), "the test never let the compaction go on"
+        return compacted(snapshot)
+
+    monkeypatch.setattr(refresh, "compacted", held)
+    return go_on
+
+
 def test_past_the_share_a_shared_snapshot_is_built_whole_in_the_background(
-    settings, shared, ingest, knowledge_base
+    settings, shared, ingest, knowledge_base, held_compaction
 ):
     settings.SEARCH_APPEND_SHARE = 0.4
     first = ingest(knowledge_base, LEAVE, filename="leave.md")
@@ -50,7 +67,8 @@ def test_past_the_share_a_shared_snapshot_is_built_whole_in_the_background(
     appended = current()  # answered appended, before the whole is built
     appended_name = entry().stored_as
     assert appended.segmented
-    snapshot_cache.wait_for_compactions()
+    held_compaction.set()
+    snapshot_cache.wait_for("compaction")
 
     whole = current()
     whole_name = entry().stored_as
@@ -83,14 +101,14 @@ def test_far_past_the_share_a_publish_builds_the_snapshot_whole(
     ingest(knowledge_base, TRAIN, filename="train.md")  # a third of the rows
 
     snapshot = current()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     assert not current().segmented
     assert snapshot.size == Chunk.objects.count()
     assert len(stored_versions(shared)) == 1
 
 
 def test_a_process_appends_to_the_version_another_one_built_whole(
-    settings, shared, ingest, knowledge_base
+    settings, shared, ingest, knowledge_base, held_compaction
 ):
     settings.SEARCH_APPEND_SHARE = 0.4
     first = ingest(knowledge_base, LEAVE, filename="leave.md")
@@ -108,7 +126,8 @@ def test_a_process_appends_to_the_version_another_one_built_whole(
     current()
     appended_name = entry().stored_as
     assert other.snapshots(["kb-company"])[0].segmented  # it read the rows appended
-    snapshot_cache.wait_for_compactions()
+    held_compaction.set()
+    snapshot_cache.wait_for("compaction")
     assert not current().segmented
     whole_name = entry().stored_as
 
@@ -162,7 +181,7 @@ def test_a_compaction_killed_on_the_way_is_taken_over_by_another_process(
             version=2,
         )
         current()  # past the share: the whole version is the other process's
-        snapshot_cache.wait_for_compactions(10)
+        snapshot_cache.wait_for("compaction", 10)
         assert current().segmented
     finally:
         builder.send_signal(signal.SIGKILL)
@@ -171,7 +190,7 @@ def test_a_compaction_killed_on_the_way_is_taken_over_by_another_process(
 
     ingest(knowledge_base, TAXI, filename="taxi.md")
     current()  # its lock died with it: this process builds it
-    snapshot_cache.wait_for_compactions(10)
+    snapshot_cache.wait_for("compaction", 10)
 
     assert not current().segmented
     assert not Path(scratch).exists()  # what it was writing, deleted
@@ -195,7 +214,7 @@ def test_a_version_built_whole_is_dropped_once_a_newer_base_replaces_it(
         version=2,
     )
     current()
-    snapshot_cache.wait_for_compactions()
+    snapshot_cache.wait_for("compaction")
     current()
     whole = entry().stored_as
     assert whole in stored_versions(shared)
@@ -203,10 +222,10 @@ def test_a_version_built_whole_is_dropped_once_a_newer_base_replaces_it(
     settings.SEARCH_APPEND_SHARE = 0.01  # far past it: the next is built whole
     ingest(knowledge_base, TAXI, filename="taxi.md")
     current()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     ingest(knowledge_base, b"# Meals\n\nMeals are paid.\n", filename="meals.md")
     current()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
 
     assert whole not in stored_versions(shared)
     assert len(stored_versions(shared)) == 1
@@ -228,7 +247,7 @@ def test_a_version_built_whole_before_a_restore_is_not_appended_to(
         version=2,
     )
     current()
-    snapshot_cache.wait_for_compactions()
+    snapshot_cache.wait_for("compaction")
     current()
     whole = entry().stored_as
     other = SnapshotCache()

@@ -4,6 +4,8 @@ rows are appended or left out; then the snapshot is built in one piece again."""
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 import pytest
 from django.db.models import F
@@ -73,7 +75,7 @@ def test_rows_of_a_deleted_document_are_left_out_too(appending, ingest, knowledg
 
     assert appended.segmented
     assert hotel.pk not in {
-        appended.document_ids[row]
+        uuid.UUID(bytes=appended.document_ids[row].tobytes())
         for row in range(appended.size)
         if row not in set(appended.removed.tolist())
     }
@@ -171,7 +173,7 @@ def test_an_approximate_index_is_carried_across_appends(
     leave = ingest(knowledge_base, LEAVE, filename="leave.md")
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     current()
-    snapshot_cache.wait_for_index_builds()
+    snapshot_cache.wait_for("index")
     first = current()
     assert first.approximate is not None
 

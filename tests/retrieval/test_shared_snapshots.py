@@ -13,7 +13,7 @@ from django.db import connections
 
 from retrieval.models import Chunk
 from retrieval.search import search
-from retrieval.search_backends.snapshots import cache, files
+from retrieval.search_backends.snapshots import bm25, files, refresh
 from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 from tests.conftest import REPO
 from tests.retrieval.snapshot_checks import (
@@ -45,7 +45,7 @@ def test_a_second_process_maps_the_first_ones_snapshot(
     def refuse(snapshot, version):
         raise AssertionError("the stored snapshot was built again")
 
-    monkeypatch.setattr(cache, "_refreshed", refuse)
+    monkeypatch.setattr(refresh, "rebuilt_at", refuse)
     other = SnapshotCache().snapshots(["kb-company"])[0]  # another process's cache
 
     assert mapped(other.matrix)
@@ -54,7 +54,9 @@ def test_a_second_process_maps_the_first_ones_snapshot(
     assert list(other.chunk_ids) == list(built.chunk_ids)
     assert list(other.document_ids) == list(built.document_ids)
     tokens = ["annual", "leave"]
-    assert np.allclose(other.bm25(tokens), built.bm25(tokens))
+    assert np.allclose(
+        bm25.scores(other.segments, tokens), bm25.scores(built.segments, tokens)
+    )
 
 
 def test_a_publish_stores_the_next_version_and_drops_the_old(
@@ -66,7 +68,7 @@ def test_a_publish_stores_the_next_version_and_drops_the_old(
 
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     passages = search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()  # written in the background
+    snapshot_cache.wait_for("save")  # written in the background
 
     assert passages[0].document_id == hotel.pk
     assert len(stored_versions(shared)) == 1
@@ -83,14 +85,14 @@ def test_a_publish_is_answered_before_its_files_are_written(
     assert search(user=viewer, question="annual leave").passages
     first = stored_versions(shared)
     writing, written = threading.Event(), threading.Event()
-    save = files.save
+    save = files.store
 
     def slow_save(*args, **kwargs):
         writing.set()
         assert written.wait(10)
         save(*args, **kwargs)
 
-    monkeypatch.setattr(files, "save", slow_save)
+    monkeypatch.setattr(files, "store", slow_save)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
 
     passages = search(user=viewer, question="hotel costs a night").passages
@@ -102,7 +104,7 @@ def test_a_publish_is_answered_before_its_files_are_written(
     assert not mapped(copy.matrix)
     assert snapshot_cache.entry("kb-company").awaiting
     written.set()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     handed = snapshot_cache.snapshots(["kb-company"])[0]
     assert stored_versions(shared) != first
     assert mapped(handed.matrix)  # handed over: the copy is gone
@@ -116,14 +118,14 @@ def test_a_query_waiting_for_this_processs_own_write_gets_its_answer(
     ingest(knowledge_base, LEAVE)
     assert search(user=viewer, question="annual leave").passages
     writing, written = threading.Event(), threading.Event()
-    save = files.save
+    save = files.store
 
     def slow_save(*args, **kwargs):
         writing.set()
         assert written.wait(10)
         save(*args, **kwargs)
 
-    monkeypatch.setattr(files, "save", slow_save)
+    monkeypatch.setattr(files, "store", slow_save)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     search(user=viewer, question="hotel costs a night")
     assert writing.wait(10)
@@ -153,14 +155,14 @@ def test_a_version_published_during_a_write_is_written_next(
     assert search(user=viewer, question="annual leave").passages
     written = threading.Event()
     names = []
-    save = files.save
+    save = files.store
 
-    def slow_save(root, knowledge_base_id, name, *args):
+    def slow_save(root, knowledge_base_id, name, *args, **kwargs):
         names.append(name)
         assert written.wait(10)
-        save(root, knowledge_base_id, name, *args)
+        save(root, knowledge_base_id, name, *args, **kwargs)
 
-    monkeypatch.setattr(files, "save", slow_save)
+    monkeypatch.setattr(files, "store", slow_save)
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     search(user=viewer, question="hotel costs a night")
     train = ingest(knowledge_base, TRAIN, filename="train.md")
@@ -169,7 +171,7 @@ def test_a_version_published_during_a_write_is_written_next(
 
     assert passages[0].document_id == train.pk  # not waiting for the first write
     written.set()
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     assert len(names) == 2
     assert stored_versions(shared) == [names[-1]]
@@ -188,15 +190,15 @@ def test_a_version_that_cannot_be_written_is_searched_from_memory(
         attempts.append(args)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(files, "save", full)
+    monkeypatch.setattr(files, "store", full)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     passages = search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
 
     assert passages[0].document_id == hotel.pk
     assert "not stored" in caplog.text
     again = search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
     assert again[0].document_id == hotel.pk
     assert len(attempts) == 1  # not written again at every query
     assert not snapshot_cache.entry("kb-company").awaiting
@@ -270,7 +272,7 @@ def test_a_version_left_half_written_by_a_killed_process_is_deleted(
 
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     assert search(user=viewer, question="hotel costs a night").passages
-    snapshot_cache.wait_for_saves()
+    snapshot_cache.wait_for("save")
 
     assert not dead.exists()
     assert alive.exists()

@@ -17,7 +17,7 @@ from documents.models import KnowledgeBase
 from retrieval import terms
 from retrieval.models import Chunk
 from retrieval.search import search
-from retrieval.search_backends.snapshots import cache, refresh
+from retrieval.search_backends.snapshots import bm25, refresh
 from retrieval.search_backends.snapshots.cache import snapshot_cache
 from retrieval.search_backends.snapshots.warmup import Warmup
 from retrieval.services import chunks_needing_reindex, chunks_reindex
@@ -97,8 +97,10 @@ def test_stored_terms_score_as_tokenizing_the_text_does(ingest, knowledge_base):
     assert remade.stale == remade.size
     for question in ("annual leave days", "一线城市 住宿费", "receipt of the trip"):
         tokens = terms.keyword_tokens(question)
-        assert np.allclose(stored.bm25(tokens), remade.bm25(tokens))
-        assert stored.bm25(tokens).max() > 0
+        assert np.allclose(
+            bm25.scores(stored.segments, tokens), bm25.scores(remade.segments, tokens)
+        )
+        assert bm25.scores(stored.segments, tokens).max() > 0
 
 
 def test_chunks_of_an_older_tokenizer_are_still_found_and_reported(
@@ -172,14 +174,14 @@ def test_warm_up_builds_every_snapshot_and_a_first_query_waits_for_it(
     snapshot_cache.clear()
     release = threading.Event()
     builds = []
-    real = cache._refreshed
+    real = refresh.rebuilt_at
 
     def slow_refresh(snapshot, version):
         builds.append(snapshot.knowledge_base_id)
         release.wait(10)
         return real(snapshot, version)
 
-    monkeypatch.setattr(cache, "_refreshed", slow_refresh)
+    monkeypatch.setattr(refresh, "rebuilt_at", slow_refresh)
     warmup = Warmup()
     monkeypatch.setattr("retrieval.search_backends.snapshots.warmup.warmup", warmup)
     warmup.start()

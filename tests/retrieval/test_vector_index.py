@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from retrieval.search import search
-from retrieval.search_backends.snapshots import index_builds, vector_index
+from retrieval.search_backends.snapshots import cache, vector_index
 from retrieval.search_backends.snapshots.cache import SnapshotCache, snapshot_cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,7 +125,7 @@ def test_search_finds_what_a_publish_adds_and_never_what_it_archives(
     leave = ingest(knowledge_base, LEAVE, filename="leave.md")
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
     snapshot_cache.snapshots(["kb-company"])
-    snapshot_cache.wait_for_index_builds()
+    snapshot_cache.wait_for("index")
     first = snapshot_cache.snapshots(["kb-company"])[0]
     assert first.approximate is not None
 
@@ -157,7 +157,7 @@ def test_processes_of_a_host_share_one_stored_index(
     folder = tmp_path / "snapshots" / "kb-company"
     ingest(knowledge_base, LEAVE)
     snapshot_cache.snapshots(["kb-company"])
-    snapshot_cache.wait_for_index_builds()
+    snapshot_cache.wait_for("index")
     built = snapshot_cache.snapshots(["kb-company"])[0]
     [stored] = [p.name for p in folder.iterdir() if p.name.endswith(".usearch")]
 
@@ -171,7 +171,7 @@ def test_processes_of_a_host_share_one_stored_index(
     ingest(knowledge_base, HOTEL, filename="hotel.md")
     ingest(knowledge_base, TRAIN, filename="train.md")
     search(user=viewer, question="train tickets", profile="vector")
-    snapshot_cache.wait_for_index_builds()
+    snapshot_cache.wait_for("index")
     search(user=viewer, question="train tickets", profile="vector")
     current = snapshot_cache.snapshots(["kb-company"])[0]
     stem = current.approximate.file.removesuffix(".usearch")
@@ -191,11 +191,11 @@ class HeldBuild:
         self._build = vector_index.build
         monkeypatch.setattr(vector_index, "build", self)
 
-    def __call__(self, matrix):
+    def __call__(self, matrix, **options):
         self.calls += 1
         self.started.set()
         assert self.go_on.wait(30), "the test never let the build go on"
-        return self._build(matrix)
+        return self._build(matrix, **options)
 
 
 @pytest.mark.django_db
@@ -213,7 +213,7 @@ def test_a_search_never_waits_for_the_index_it_needs(
     assert snapshot_cache.snapshots(["kb-company"])[0].approximate is None
 
     held.go_on.set()
-    snapshot_cache.wait_for_index_builds(10)
+    snapshot_cache.wait_for("index", 10)
 
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     assert snapshot.approximate is not None
@@ -243,11 +243,15 @@ def test_an_index_built_while_a_publish_lands_goes_to_the_new_version(
     )
     search(user=viewer, question="train tickets", profile="vector")
     held.go_on.set()
-    snapshot_cache.wait_for_index_builds(10)
+    snapshot_cache.wait_for("index", 10)
 
     snapshot = snapshot_cache.snapshots(["kb-company"])[0]
     rows_of = {
-        document: set(np.flatnonzero(snapshot.document_ids == document.pk).tolist())
+        document: {
+            row
+            for row in range(snapshot.size)
+            if snapshot.document_ids[row].tobytes() == document.pk.bytes
+        }
         for document in (train, newer)
     }
     assert snapshot.approximate is not None
@@ -273,7 +277,7 @@ def test_one_process_of_a_host_builds_the_index_and_the_others_take_it_up(
     knowledge_base,
 ):
     settings.SEARCH_SNAPSHOT_DIR = str(tmp_path / "snapshots")
-    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    monkeypatch.setattr(cache, "INDEX_POLL_SECONDS", 0.0)
     held = HeldBuild(monkeypatch)
     ingest(knowledge_base, LEAVE)
     snapshot_cache.snapshots(["kb-company"])
@@ -281,11 +285,11 @@ def test_one_process_of_a_host_builds_the_index_and_the_others_take_it_up(
 
     other = SnapshotCache()  # another process: the build is not its to start
     assert other.snapshots(["kb-company"])[0].approximate is None
-    other.wait_for_index_builds(10)
+    other.wait_for("index", 10)
     assert held.calls == 1
 
     held.go_on.set()
-    snapshot_cache.wait_for_index_builds(10)
+    snapshot_cache.wait_for("index", 10)
     built = snapshot_cache.snapshots(["kb-company"])[0].approximate
     taken_up = other.snapshots(["kb-company"])[0].approximate
 
@@ -299,27 +303,27 @@ def test_one_process_of_a_host_builds_the_index_and_the_others_take_it_up(
 def test_a_failed_index_build_leaves_exact_search_and_is_tried_again(
     approximate_from_one_chunk, monkeypatch, ingest, viewer, knowledge_base, caplog
 ):
-    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    monkeypatch.setattr(cache, "INDEX_POLL_SECONDS", 0.0)
     real_build = vector_index.build
     calls = []
 
-    def failing_once(matrix):
+    def failing_once(matrix, **options):
         calls.append(len(matrix))
         if len(calls) == 1:
             raise MemoryError
-        return real_build(matrix)
+        return real_build(matrix, **options)
 
     monkeypatch.setattr(vector_index, "build", failing_once)
     hotel = ingest(knowledge_base, HOTEL, filename="hotel.md")
 
     first = search(user=viewer, question="hotel costs", profile="vector")
-    snapshot_cache.wait_for_index_builds(10)
-    assert "approximate index of knowledge base kb-company not built" in caplog.text
+    snapshot_cache.wait_for("index", 10)
+    assert "search index of knowledge base kb-company failed" in caplog.text
     assert snapshot_cache.snapshots(["kb-company"])[0].approximate is None
     assert first.passages[0].document_id == hotel.pk
 
     snapshot_cache.snapshots(["kb-company"])  # the next query tries again
-    snapshot_cache.wait_for_index_builds(10)
+    snapshot_cache.wait_for("index", 10)
     assert snapshot_cache.snapshots(["kb-company"])[0].approximate is not None
     assert len(calls) == 2
 
@@ -340,7 +344,7 @@ def test_an_index_build_killed_on_the_way_is_taken_over_by_another_process(
 ):
     root = tmp_path / "snapshots"
     settings.SEARCH_SNAPSHOT_DIR = str(root)
-    monkeypatch.setattr(index_builds, "INDEX_POLL_SECONDS", 0.0)
+    monkeypatch.setattr(cache, "INDEX_POLL_SECONDS", 0.0)
     ingest(knowledge_base, LEAVE)
     builder = subprocess.Popen(
         [sys.executable, "-c", HOLD_INDEX_LOCK, str(root)],
@@ -352,7 +356,7 @@ def test_an_index_build_killed_on_the_way_is_taken_over_by_another_process(
         assert builder.stdout.readline().strip() == "held"
 
         snapshot_cache.snapshots(["kb-company"])  # the build is the other's
-        snapshot_cache.wait_for_index_builds(10)
+        snapshot_cache.wait_for("index", 10)
         assert snapshot_cache.snapshots(["kb-company"])[0].approximate is None
         # What it is writing when it dies (written before the kill: a build
         # waiting for the lock may take it over at once).
@@ -364,7 +368,7 @@ def test_an_index_build_killed_on_the_way_is_taken_over_by_another_process(
         builder.stdout.close()
 
     snapshot_cache.snapshots(["kb-company"])  # its lock died with it
-    snapshot_cache.wait_for_index_builds(10)
+    snapshot_cache.wait_for("index", 10)
     assert snapshot_cache.snapshots(["kb-company"])[0].approximate is not None
     assert not leftover.exists()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import uuid
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -38,7 +40,7 @@ class SnapshotBackend:
         self.cache.discard(knowledge_base_id)
 
     def health(self) -> Health:
-        state = warmup.warmup.check()
+        state = warmup.warmup.state
         if state == "warming":
             return Health("warming")
         return Health("ready", state)  # "ok", "cold" (warm-up failed) or "off"
@@ -121,7 +123,7 @@ def _best(
         candidates += [
             Candidate(
                 chunk_id=chunk_id,
-                document_id=document_id,
+                document_id=_document_id(document_id),
                 knowledge_base_id=snapshot.knowledge_base_id,
                 ordinal=ordinal,
                 score=score,
@@ -132,3 +134,10 @@ def _best(
         ]
     candidates.sort(key=lambda candidate: (-candidate.score, candidate.chunk_id))
     return candidates[:limit]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _document_id(stored: bytes) -> uuid.UUID:
+    """A document's UUID from its 16 stored bytes: the same documents come back
+    query after query, and making a UUID costs more than finding it."""
+    return uuid.UUID(bytes=stored)

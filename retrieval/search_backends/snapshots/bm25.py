@@ -90,12 +90,6 @@ class Segments:
     lengths: np.ndarray
     removed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
-    @classmethod
-    def of(cls, postings: Postings | Segments, lengths: np.ndarray) -> Segments:
-        if isinstance(postings, Segments):
-            return postings
-        return cls((postings,), lengths)
-
     @cached_property
     def size(self) -> int:
         """Rows searched."""
@@ -190,11 +184,9 @@ def _query_terms(segments: Segments, tokens: list[str]) -> list[_QueryTerm]:
     for token, query_count in Counter(tokens).items():
         hashed = term_hash(token)
         slices = tuple(segments.slices(hashed))
-        if not slices:
-            continue
         frequency = segments.held(slices)
         if frequency <= 0:
-            continue  # held by removed rows only
+            continue  # not held, or by removed rows only
         size = segments.size
         idf = np.log1p((size - frequency + 0.5) / (frequency + 0.5))
         terms.append(_QueryTerm(slices, float(query_count * idf)))
@@ -202,12 +194,9 @@ def _query_terms(segments: Segments, tokens: list[str]) -> list[_QueryTerm]:
     return terms
 
 
-def scores(
-    postings: Postings | Segments, lengths: np.ndarray, tokens: list[str]
-) -> np.ndarray:
+def scores(segments: Segments, tokens: list[str]) -> np.ndarray:
     """BM25 score of every row (zeros where no query term occurs)."""
-    segments = Segments.of(postings, lengths)
-    result = np.zeros(len(lengths), dtype=np.float32)
+    result = np.zeros(len(segments.lengths), dtype=np.float32)
     for term in _query_terms(segments, tokens):
         rows, counts = segments.postings_of(term.slices)
         result[rows] += segments.contribution(term, rows, counts)
@@ -215,14 +204,8 @@ def scores(
     return result
 
 
-def at(
-    postings: Postings | Segments,
-    lengths: np.ndarray,
-    tokens: list[str],
-    rows: np.ndarray,
-) -> np.ndarray:
+def at(segments: Segments, tokens: list[str], rows: np.ndarray) -> np.ndarray:
     """BM25 scores of the given rows only (rows searched)."""
-    segments = Segments.of(postings, lengths)
     terms = _query_terms(segments, tokens)
     return _scores_at(segments, terms, np.asarray(rows, dtype=np.int64))
 
@@ -245,11 +228,10 @@ def _scores_at(
 
 
 def top(
-    postings: Postings | Segments, lengths: np.ndarray, tokens: list[str], count: int
+    segments: Segments, tokens: list[str], count: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rows of the `count` best scores above 0, and those scores."""
-    segments = Segments.of(postings, lengths)
-    size = len(lengths)
+    size = len(segments.lengths)
     terms = _query_terms(segments, tokens)
     result = np.zeros(size, dtype=np.float32)
     remaining = sum(term.bound for term in terms)
@@ -289,10 +271,16 @@ def _best(
     rows: np.ndarray, values: np.ndarray, count: int
 ) -> tuple[np.ndarray, np.ndarray]:
     positive = np.flatnonzero(values > 0)
-    rows, values = rows[positive], values[positive]
+    return best(rows[positive], values[positive], count)
+
+
+def best(
+    rows: np.ndarray, values: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the `count` best values, and those values. Every row tied
+    with the count-th best stays: the seam breaks ties by chunk id, which an
+    arbitrary cut among them would not."""
     if len(values) > count:
-        # Every row tied with the count-th best stays: the seam breaks ties by
-        # chunk id, which an arbitrary cut among them would not.
         kept = values >= _kth(values, count)
         rows, values = rows[kept], values[kept]
     return rows, values

@@ -4,8 +4,8 @@ current with each knowledge base's `index_version`: a query reads the versions
 seen by every process on its next query. A refresh appends the newly published
 rows until SEARCH_APPEND_SHARE, then builds in one piece (`refresh`). With
 SEARCH_SNAPSHOT_DIR the processes of a host share each version as mapped files
-(`files`); writing them, building an appended version whole (`compactions`) and
-building approximate indexes (`index_builds`) run in the background. The
+(`files`); writing them, building an appended version whole (`_compact`) and
+building approximate indexes (`_build_index`) run in the background. The
 threads, locks and invariants: docs/architecture/search.md.
 """
 
@@ -29,12 +29,15 @@ from documents.models import Document, DocumentStatus, KnowledgeBase
 from retrieval.embeddings import get_embedder
 from retrieval.terms import TOKENIZER
 
-from . import compactions, files, index_builds, refresh, vector_index
+from . import files, refresh, vector_index
 from .background import Background
-from .index_builds import wants_index
 from .snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
+
+# How often a snapshot that needs an index looks whether another process of the
+# host has stored one.
+INDEX_POLL_SECONDS = 2.0
 
 
 @dataclasses.dataclass
@@ -52,47 +55,15 @@ class Entry:
     next_index_look: float = 0.0
 
 
+def wants_index(snapshot: Snapshot) -> bool:
+    return snapshot.size >= settings.SEARCH_ANN_MIN_CHUNKS and vector_index.due(
+        snapshot.approximate, snapshot.size
+    )
+
+
 def _shared_root() -> Path | None:
     directory = settings.SEARCH_SNAPSHOT_DIR
     return Path(directory) if directory else None
-
-
-def _refreshed(snapshot: Snapshot, version: int) -> Snapshot:
-    """`snapshot` at `version`, built in one piece."""
-    return refresh.rebuilt(snapshot, version, refresh.changes(snapshot))
-
-
-def _next(
-    snapshot: Snapshot | None,
-    knowledge_base_id: str,
-    version: int,
-    *,
-    append: bool = True,
-) -> Snapshot:
-    """`snapshot` brought to `version`: by appending when `append` and it stays
-    within SEARCH_APPEND_SHARE, else built in one piece (anew when it cannot
-    be brought up to date)."""
-    if not _refreshable(snapshot):
-        dimension = get_embedder().dimension
-        empty = Snapshot(
-            knowledge_base_id, -1, dimension, np.zeros((0, dimension), np.float32)
-        )
-        return _refreshed(empty, version)
-    if not append:
-        return _refreshed(snapshot, version)
-    changes = refresh.changes(snapshot)
-    if refresh.appendable(snapshot, changes):
-        return refresh.appended(snapshot, version, changes)
-    return refresh.rebuilt(snapshot, version, changes)
-
-
-def _refreshable(snapshot: Snapshot | None) -> bool:
-    """Whether `_next` brings `snapshot` up to date rather than building anew."""
-    return (
-        snapshot is not None
-        and not snapshot.stale
-        and snapshot.dimension == get_embedder().dimension
-    )
 
 
 def _fingerprint(knowledge_base_id: str) -> str:
@@ -106,8 +77,7 @@ def _fingerprint(knowledge_base_id: str) -> str:
         .aggregate(count=Count("id"), newest=Max("published_at"))
         .values()
     )
-    embedder = get_embedder()
-    made_by = f"{embedder.name}-{embedder.dimension}-{TOKENIZER}-{newest}"
+    made_by = f"{_vectors_made_by()}-{TOKENIZER}-{newest}"
     digest = hashlib.blake2b(made_by.encode(), digest_size=6).hexdigest()
     return f"{count}-{digest}"
 
@@ -169,15 +139,9 @@ class SnapshotCache:
             with self._locked(knowledge_base_id):
                 entry = self._entries.get(knowledge_base_id)
                 if entry is None or entry.snapshot.version != version:
-                    entry = self._load(entry, knowledge_base_id, version)
-                    with self._guard:
-                        # Put in place already by `_shared`, and maybe
-                        # replaced by its files since.
-                        put = self._entries.get(knowledge_base_id)
-                        if put is not None and put.snapshot.version == version:
-                            entry = put
-                        else:
-                            self._entries[knowledge_base_id] = entry
+                    # Maybe put in place already (by `_shared`) and changed
+                    # since by the work it started: the same entry.
+                    entry = self._put(self._load(entry, knowledge_base_id, version))
         if wants_index(entry.snapshot):
             return self._with_index(entry)
         return entry.snapshot
@@ -212,7 +176,7 @@ class SnapshotCache:
                     root,
                     type(error).__name__,
                 )
-        return Entry(_next(snapshot, knowledge_base_id, version))
+        return Entry(refresh.next_version(snapshot, knowledge_base_id, version))
 
     def _shared(
         self,
@@ -228,7 +192,7 @@ class SnapshotCache:
         stored = files.load(root, knowledge_base_id, name, snapshot)
         if stored is not None:
             return Entry(stored, stored_as=name)
-        if not _refreshable(snapshot):
+        if not refresh.refreshable(snapshot):
             return self._built_and_stored(
                 root, snapshot, knowledge_base_id, version, name
             )
@@ -244,7 +208,9 @@ class SnapshotCache:
                     root, snapshot, knowledge_base_id, version, name
                 )
             held.close()
-        refreshed = _next(snapshot, knowledge_base_id, version, append=False)
+        refreshed = refresh.next_version(
+            snapshot, knowledge_base_id, version, append=False
+        )
         if refreshed.stale:
             return Entry(refreshed)  # not to be shared until reindexed
         entry = self._put(Entry(refreshed, awaiting=name))  # before its write ends
@@ -268,7 +234,9 @@ class SnapshotCache:
             stored = files.load(root, knowledge_base_id, name, snapshot)
             if stored is not None:
                 return Entry(stored, stored_as=name)
-            built = _next(snapshot, knowledge_base_id, version, append=False)
+            built = refresh.next_version(
+                snapshot, knowledge_base_id, version, append=False
+            )
             if built.stale:
                 return Entry(built)  # rebuilt at every version until reindexed
             files.store(root, knowledge_base_id, name, built)
@@ -294,10 +262,10 @@ class SnapshotCache:
                 type(error).__name__,
             )
             stored = None
-        # An index handed over during the write is newer than the stored one.
         while self.entry(knowledge_base_id) is entry:
-            current = entry.snapshot
-            mapped = stored or current
+            current, mapped = entry.snapshot, stored or entry.snapshot
+            # An index handed over during the write is newer than the stored
+            # one (maybe stored by another process: mapped by chunk).
             newer = current.approximate is not private.approximate
             if stored and current.approximate and (newer or not stored.approximate):
                 mapped = _with_index(stored, current.chunk_ids, current.approximate)
@@ -343,15 +311,10 @@ class SnapshotCache:
         else `snapshot`."""
         knowledge_base_id = snapshot.knowledge_base_id
         newest = files.newest_whole(root, knowledge_base_id)
-        if (
-            not newest
-            or not snapshot.base_name
-            or newest == snapshot.base_name
-            # Older than the base; or newer than the version built: from
-            # before a database restored from a backup.
-            or not files.version_of(snapshot.base_name)
-            < files.version_of(newest)
-            < version
+        # Not newer than the base; or newer than the version built: from
+        # before a database restored from a backup.
+        if not newest or not (
+            files.version_of(snapshot.base_name) < files.version_of(newest) < version
         ):
             return snapshot
         whole = files.load(root, knowledge_base_id, newest)
@@ -360,14 +323,37 @@ class SnapshotCache:
         return whole
 
     def _compact(self, root: Path, entry: Entry) -> None:
-        """Build the appended version whole and put it in place of the appended
-        one, unless a newer version took that one's place meanwhile."""
+        """Build the appended version whole from the snapshot (no query), store
+        it beside the appended one and name it the newest built whole (the next
+        publish on the host appends to it); then put it in place of the appended
+        one, unless a newer version took that one's place meanwhile. One process
+        of the host at a time."""
         appended = entry.snapshot
-        whole = compactions.compacted(root, appended, entry.stored_as)
+        knowledge_base_id = appended.knowledge_base_id
+        name = files.whole_name(entry.stored_as)
+        held = files.lock(root, knowledge_base_id, "compaction", wait=False)
+        if held is None:
+            return  # another process of the host does it
+        with held:
+            newest = files.newest_whole(root, knowledge_base_id)
+            # A newer one is from before a database restored from a backup.
+            if newest and files.version_of(newest) == appended.version:
+                return
+            # Written under a scratch name and renamed, without the build lock:
+            # the publishes that come meanwhile append as before.
+            whole = refresh.compacted(appended)
+            files.store(root, knowledge_base_id, name, whole, replacing=False)
+            files.save_newest_whole(root, knowledge_base_id, name)
+            whole = files.load(root, knowledge_base_id, name)
         if whole is not None:
-            stored_as = files.whole_name(entry.stored_as)
-            self._swap(entry, appended, whole, stored_as=stored_as)
+            self._swap(entry, appended, whole, stored_as=name)
 
+    # Approximate vector indexes are built in the background, never inside a
+    # query (minutes at a million chunks). Meanwhile the snapshot is searched
+    # exactly, or with its old index beside exact search of the rest; the index
+    # then goes to whatever version is current by then (keys are mapped to rows
+    # by chunk). With shared snapshots one process of the host builds and stores
+    # it; the others look for it every `INDEX_POLL_SECONDS` and take it up.
     def _with_index(self, entry: Entry) -> Snapshot:
         """The snapshot with the index another process of the host has stored,
         if there is one; otherwise a build starts in the background and the
@@ -380,17 +366,62 @@ class SnapshotCache:
         with self._guard:
             if now < entry.next_index_look:
                 return snapshot
-            entry.next_index_look = now + index_builds.INDEX_POLL_SECONDS
+            entry.next_index_look = now + INDEX_POLL_SECONDS
         root = _shared_root()
         if root is not None:
-            snapshot = index_builds.taken_up(root, snapshot, self._hand_over)
+            snapshot = self._taken_up(root, snapshot)
             if not wants_index(snapshot):
                 return snapshot
-        build = partial(
-            index_builds.build, snapshot, root, self._locked, self._hand_over
-        )
+        build = partial(self._build_index, snapshot, root)
         self._background.start(("index", knowledge_base_id), build)
         return snapshot
+
+    def _build_index(self, snapshot: Snapshot, root: Path | None) -> None:
+        """An index over the rows `snapshot` searches, handed over; with `root`,
+        built by one process of the host and stored for the others. One that
+        fails (`Background` logs it) is tried again by the next query."""
+        knowledge_base_id = snapshot.knowledge_base_id
+        held = contextlib.nullcontext()
+        if root is not None:
+            held = files.lock(root, knowledge_base_id, "index", wait=False)
+            if held is None:
+                return  # another process of the host builds it: taken up later
+        with held:
+            if root is not None:
+                files.remove_index_leftovers(root, knowledge_base_id)
+            rows = np.flatnonzero(snapshot.live)
+            built = vector_index.build(
+                snapshot.matrix, appended=snapshot.appended_matrix, rows=rows
+            )
+            chunk_ids = np.asarray(snapshot.chunk_ids)[rows]  # the chunk of each key
+            if root is not None:
+                folder = files.folder(root, knowledge_base_id)
+                with self._locked(knowledge_base_id, process=False, root=root):
+                    file = vector_index.store(built, folder)
+                    made_by = _vectors_made_by()
+                    files.save_index(root, knowledge_base_id, file, chunk_ids, made_by)
+                    files.prune_indexes(root, knowledge_base_id)
+                # Served from the stored file, mapped: one copy for the host.
+                built = vector_index.opened(folder / file, built.rows, built.uncovered)
+        self._hand_over(knowledge_base_id, chunk_ids, built)
+
+    def _taken_up(self, root: Path, snapshot: Snapshot) -> Snapshot:
+        """The current snapshot with the host's newest stored index, when that
+        is another one than the snapshot's own."""
+        knowledge_base_id = snapshot.knowledge_base_id
+        file, chunk_ids, made_by = files.newest_index(root, knowledge_base_id)
+        own = snapshot.approximate.file if snapshot.approximate else ""
+        if not file or file == own or made_by != _vectors_made_by():
+            return snapshot
+        try:
+            stored = vector_index.opened(
+                files.folder(root, knowledge_base_id) / file,
+                np.arange(len(chunk_ids), dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+            )
+        except OSError:
+            return snapshot  # replaced meanwhile: the next look reads the newer one
+        return self._hand_over(knowledge_base_id, chunk_ids, stored) or snapshot
 
     def _hand_over(
         self,
@@ -408,25 +439,14 @@ class SnapshotCache:
                     return given
         return None  # discarded meanwhile
 
-    def building_indexes(self) -> bool:
-        """Whether an approximate index is being built in the background."""
-        return self._background.running("index")
+    def busy(self, kind: str) -> bool:
+        """Whether background work of `kind` ("index", "save", "compaction") runs."""
+        return self._background.running(kind)
 
-    def wait_for_index_builds(self, timeout: float | None = None) -> None:
-        """Until the approximate indexes being built are handed over."""
-        self._background.wait("index", timeout)
-
-    def wait_for_compactions(self, timeout: float | None = None) -> None:
-        """Until the snapshots being built whole in the background are stored."""
-        self._background.wait("compaction", timeout)
-
-    def wait_for_saves(self, timeout: float | None = None) -> None:
-        """Until the snapshots being written for the host are written."""
-        self._background.wait("save", timeout)
-
-    def wait_for_background(self, timeout: float | None = None) -> None:
-        """Until every background job (index builds, saves, compactions) is done."""
-        self._background.wait(None, timeout)
+    def wait_for(self, kind: str | None = None, timeout: float | None = None) -> None:
+        """Until the background work of `kind` ("index": built and handed over,
+        "save", "compaction": stored; all of it when None) under way is done."""
+        self._background.wait(kind, timeout)
 
     def discard(self, knowledge_base_id: str) -> None:
         """Forget one knowledge base's snapshot (it was deleted)."""
@@ -436,8 +456,8 @@ class SnapshotCache:
         root = _shared_root()
         if root is not None:
             # A write under way would bring its folder back.
-            self.wait_for_saves()
-            self.wait_for_compactions()
+            self.wait_for("save")
+            self.wait_for("compaction")
             files.discard(root, knowledge_base_id)
 
     def clear(self) -> None:
@@ -454,6 +474,11 @@ def _with_index(
         approximate, new_row, snapshot.size, snapshot.removed
     )
     return dataclasses.replace(snapshot, approximate=carried)
+
+
+def _vectors_made_by() -> str:
+    embedder = get_embedder()
+    return f"{embedder.name}-{embedder.dimension}"
 
 
 snapshot_cache = SnapshotCache()

@@ -20,7 +20,6 @@ import fcntl
 import json
 import os
 import shutil
-import uuid
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import quote
@@ -29,7 +28,7 @@ import numpy as np
 
 from . import vector_index
 from .bm25 import Postings
-from .snapshot import ROW_FIELDS, Snapshot, document_runs
+from .snapshot import ROW_FIELDS, Snapshot
 
 _POSTINGS = ("hashes", "starts", "rows", "counts")
 _ARRAYS = (*ROW_FIELDS, "matrix", *_POSTINGS, "ann_rows", "ann_uncovered")
@@ -160,7 +159,8 @@ def load(
         if ann_file:
             path = folder(root, knowledge_base_id) / ann_file
             approximate = vector_index.opened(path, ann_rows, ann_uncovered)
-    arrays["document_ids"] = _uuids(arrays.pop("document_ids"))
+    # Stored before as 16 bytes per row in two dimensions: read the same.
+    arrays["document_ids"] = arrays["document_ids"].view("V16").reshape(-1)
     if not base_name:
         return Snapshot(
             knowledge_base_id=knowledge_base_id,
@@ -176,20 +176,8 @@ def load(
         base = load(root, knowledge_base_id, base_name)
     if base is None:
         return None  # its base was deleted: built again
-    return _with_appended(base, meta, arrays, postings, approximate)
-
-
-def _with_appended(
-    base: Snapshot,
-    meta: dict,
-    arrays: dict[str, np.ndarray],
-    postings: Postings,
-    approximate: vector_index.Approximate | None,
-) -> Snapshot:
-    # The base's runs, when known: only the new rows' are made.
-    runs = base.runs_after(arrays["document_ids"]) if "runs" in base.__dict__ else None
     return Snapshot(
-        knowledge_base_id=base.knowledge_base_id,
+        knowledge_base_id=knowledge_base_id,
         version=meta["version"],
         dimension=meta["dimension"],
         stale=meta["stale"],
@@ -204,32 +192,7 @@ def _with_appended(
         removed=np.asarray(arrays["removed"], dtype=np.int64),
         approximate=approximate,
         base_name=base.base_name,
-        known_runs=runs,
     )
-
-
-def _uuids(raw: np.ndarray) -> np.ndarray:
-    """UUID objects of 16-byte rows. A document's chunks are adjacent rows, so
-    each run of equal rows shares one object (a million chunks are a few ten
-    thousand documents)."""
-    raw = np.asarray(raw)
-    if not len(raw):
-        return np.zeros(0, dtype=object)
-    starts = np.flatnonzero(
-        np.concatenate(([True], np.any(raw[1:] != raw[:-1], axis=1)))
-    )
-    objects = np.empty(len(starts), dtype=object)
-    objects[:] = [uuid.UUID(bytes=raw[start].tobytes()) for start in starts]
-    return np.repeat(objects, np.diff(np.append(starts, len(raw))))
-
-
-def _uuid_rows(document_ids: np.ndarray) -> np.ndarray:
-    """16-byte rows of UUID objects, each run of one document's rows converted once."""
-    starts, documents = document_runs(document_ids)
-    raw = np.frombuffer(
-        b"".join(document_id.bytes for document_id in documents), dtype=np.uint8
-    ).reshape(-1, 16)
-    return np.repeat(raw, np.diff(np.append(starts, len(document_ids))), axis=0)
 
 
 def store(
@@ -240,44 +203,33 @@ def store(
     *,
     replacing: bool = True,
 ) -> None:
-    """Write `snapshot` with its approximate index as version `name` and, when
+    """Write `snapshot` with its approximate index as version `name`, atomically
+    (a segmented one as its appended rows, naming its stored base) and, when
     `replacing`, delete the versions and index files it replaces."""
-    approximate = snapshot.approximate
     directory = folder(root, knowledge_base_id)
+    approximate = snapshot.approximate
     ann_file = vector_index.store(approximate, directory) if approximate else ""
-    save(root, knowledge_base_id, name, snapshot, ann_file)
+    final, scratch = directory / name, directory / f".{name}.{os.getpid()}.tmp"
+    if not final.exists():
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        for array, value in _arrays(snapshot).items():
+            np.save(scratch / f"{array}.npy", np.ascontiguousarray(value))
+        meta = {
+            "version": snapshot.version,
+            "dimension": snapshot.dimension,
+            "stale": snapshot.stale,
+            "ann_file": ann_file,
+        }
+        if snapshot.segmented:
+            meta["base"] = snapshot.base_name
+        (scratch / "meta.json").write_text(json.dumps(meta))
+        try:
+            scratch.rename(final)
+        except OSError:  # another process put it there first
+            shutil.rmtree(scratch, ignore_errors=True)
     if replacing:
         prune(root, knowledge_base_id, keep=name, keep_file=ann_file)
-
-
-def save(
-    root: Path, knowledge_base_id: str, name: str, snapshot: Snapshot, ann_file: str
-) -> None:
-    """Write a snapshot's arrays and fields as `name`, atomically; `ann_file` is
-    its approximate index's file, already stored ("": none). A segmented
-    snapshot is written as its appended rows, naming its stored base."""
-    directory = folder(root, knowledge_base_id)
-    final = directory / name
-    if final.exists():
-        return
-    scratch = directory / f".{name}.{os.getpid()}.tmp"
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
-    for array, value in _arrays(snapshot).items():
-        np.save(scratch / f"{array}.npy", np.ascontiguousarray(value))
-    meta = {
-        "version": snapshot.version,
-        "dimension": snapshot.dimension,
-        "stale": snapshot.stale,
-        "ann_file": ann_file,
-    }
-    if snapshot.segmented:
-        meta["base"] = snapshot.base_name
-    (scratch / "meta.json").write_text(json.dumps(meta))
-    try:
-        scratch.rename(final)
-    except OSError:  # another process put it there first
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def stored(root: Path, knowledge_base_id: str, name: str) -> bool:
@@ -285,7 +237,7 @@ def stored(root: Path, knowledge_base_id: str, name: str) -> bool:
 
 
 def _arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
-    """What `save` writes: every row's, or once segmented the rows appended
+    """What `store` writes: every row's, or once segmented the rows appended
     since the base and the rows removed."""
     segmented = snapshot.segmented
     first = snapshot.base_size if segmented else 0
@@ -303,7 +255,6 @@ def _arrays(snapshot: Snapshot) -> dict[str, np.ndarray]:
         "starts": postings.starts,
         "rows": postings.rows,
         "counts": postings.counts,
-        "document_ids": _uuid_rows(snapshot.document_ids[first:]),
         "ann_rows": approximate.rows if approximate else none,
         "ann_uncovered": approximate.uncovered if approximate else none,
     }
@@ -316,7 +267,8 @@ def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None
     """Delete the knowledge base's other stored versions (not the base of
     `keep`), and the index files (`ann-*`, `vector_index`) other than
     `keep_file` and the newest."""
-    base = _base_name(root, knowledge_base_id, keep) or keep
+    meta = _read_json(folder(root, knowledge_base_id) / keep / "meta.json")
+    base = str(meta.get("base", "")) or keep
     kept = {keep, base}
     whole = newest_whole(root, knowledge_base_id)
     if whole and version_of(whole) >= version_of(base):
@@ -331,7 +283,7 @@ def prune(root: Path, knowledge_base_id: str, keep: str, keep_file: str) -> None
 
 
 def _writer_died(scratch: Path) -> bool:
-    """Whether the process writing this scratch folder (`save`) is gone: killed
+    """Whether the process writing this scratch folder (`store`) is gone: killed
     while it wrote, it left the folder behind."""
     name = scratch.name
     pid = (
@@ -348,11 +300,6 @@ def _writer_died(scratch: Path) -> bool:
     except PermissionError:
         return False  # alive, another user's
     return False
-
-
-def _base_name(root: Path, knowledge_base_id: str, name: str) -> str:
-    meta = _read_json(folder(root, knowledge_base_id) / name / "meta.json")
-    return str(meta.get("base", ""))
 
 
 def prune_indexes(root: Path, knowledge_base_id: str, keep_file: str = "") -> None:

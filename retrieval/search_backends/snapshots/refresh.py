@@ -1,7 +1,7 @@
 """A snapshot brought to a new version: what a publish changed, read from the
 database, then appended to the snapshot (the base's arrays are not copied; rows
 no longer published are `removed`) or built with it in one piece (removed rows
-dropped, rows renumbered, postings merged). `cache` decides which.
+dropped, rows renumbered, postings merged): `next_version`.
 """
 
 from __future__ import annotations
@@ -33,40 +33,75 @@ class Changes:
     keep: np.ndarray  # bool per row: not removed and still published
     added: Added
 
-    def removed_now(self, snapshot: Snapshot) -> np.ndarray:
-        """Rows the snapshot searched that are no longer published."""
-        searched = np.ones(snapshot.size, dtype=bool)
-        searched[snapshot.removed] = False
-        return np.flatnonzero(searched & ~self.keep)
-
 
 def changes(snapshot: Snapshot) -> Changes:
-    published = set(
-        Document.objects.filter(
+    published = {
+        document_id.bytes: document_id
+        for document_id in Document.objects.filter(
             knowledge_base_id=snapshot.knowledge_base_id,
             status=DocumentStatus.PUBLISHED,
         ).values_list("id", flat=True)
-    )
-    searched = np.ones(snapshot.size, dtype=bool)
-    searched[snapshot.removed] = False
-    starts, _ = snapshot.runs
-    # A document removed and published again may have rows on either side.
-    flips = np.flatnonzero(searched[1:] != searched[:-1]) + 1
-    if len(flips):
-        starts = np.union1d(starts, flips)
-    documents = snapshot.document_ids[starts]
+    }
+    # Looked up by run of one document's rows (rows are added a document at a
+    # time): thousands of documents, not every row. A document removed and
+    # published again may have rows on either side of a removed run.
+    ids, searched = snapshot.document_ids, snapshot.live
+    first = np.ones(snapshot.size, dtype=bool)
+    first[1:] = (ids[1:] != ids[:-1]) | (searched[1:] != searched[:-1])
+    starts = np.flatnonzero(first)
+    documents = ids[starts]
     kept = searched[starts] & np.fromiter(
-        (document_id in published for document_id in documents),
+        (document in published for document in documents.tolist()),  # bytes
         dtype=bool,
         count=len(documents),
     )
     keep = np.repeat(kept, np.diff(np.append(starts, snapshot.size)))
-    known = set(documents[kept])
-    return Changes(keep, added_rows(snapshot.knowledge_base_id, published - known))
+    known = set(documents[kept].tolist())
+    new = {document_id for key, document_id in published.items() if key not in known}
+    added = added_rows(snapshot.knowledge_base_id, new)
+    return Changes(keep, added)
+
+
+def rebuilt_at(snapshot: Snapshot, version: int) -> Snapshot:
+    """`snapshot` at `version`, built in one piece."""
+    return rebuilt(snapshot, version, changes(snapshot))
+
+
+def next_version(
+    snapshot: Snapshot | None,
+    knowledge_base_id: str,
+    version: int,
+    *,
+    append: bool = True,
+) -> Snapshot:
+    """`snapshot` brought to `version`: by appending when `append` and it stays
+    within SEARCH_APPEND_SHARE, else built in one piece (anew when it cannot
+    be brought up to date)."""
+    if not refreshable(snapshot):
+        dimension = get_embedder().dimension
+        empty = Snapshot(
+            knowledge_base_id, -1, dimension, np.zeros((0, dimension), np.float32)
+        )
+        return rebuilt_at(empty, version)
+    if not append:
+        return rebuilt_at(snapshot, version)
+    changed = changes(snapshot)
+    if appendable(snapshot, changed):
+        return appended(snapshot, version, changed)
+    return rebuilt(snapshot, version, changed)
+
+
+def refreshable(snapshot: Snapshot | None) -> bool:
+    """Whether `next_version` brings `snapshot` up to date rather than building anew."""
+    return (
+        snapshot is not None
+        and not snapshot.stale
+        and snapshot.dimension == get_embedder().dimension
+    )
 
 
 # With shared snapshots a publish still appends up to this many times the
-# share while the snapshot is built whole in the background (`compactions`).
+# share while the snapshot is built whole in the background (`cache._compact`).
 HARD_LIMIT = 3
 
 
@@ -88,9 +123,7 @@ def past_share(snapshot: Snapshot) -> bool:
 
 def compacted(snapshot: Snapshot) -> Snapshot:
     """The same version built in one piece, from the snapshot alone (no query)."""
-    keep = np.ones(snapshot.size, dtype=bool)
-    keep[snapshot.removed] = False
-    return rebuilt(snapshot, snapshot.version, Changes(keep, Added()))
+    return rebuilt(snapshot, snapshot.version, Changes(snapshot.live, Added()))
 
 
 def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
@@ -98,9 +131,8 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
     leaving out those no longer published: the base's arrays are not copied."""
     added = changes.added
     size = snapshot.size + len(added.chunk_ids)
-    removed = np.union1d(snapshot.removed, changes.removed_now(snapshot)).astype(
-        np.int64
-    )
+    removed_now = np.flatnonzero(snapshot.live & ~changes.keep)
+    removed = np.union1d(snapshot.removed, removed_now).astype(np.int64)
     old_matrix = snapshot.appended_matrix
     if old_matrix is None:
         old_matrix = np.zeros((0, snapshot.dimension), dtype=np.float32)
@@ -127,7 +159,6 @@ def appended(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         removed=removed,
         stale=snapshot.stale + added.stale,
         approximate=approximate,
-        known_runs=snapshot.runs_after(added.document_ids),
     )
 
 
@@ -143,30 +174,21 @@ def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         kept = getattr(snapshot, name)[keep] if dropped else getattr(snapshot, name)
         return np.concatenate([kept, getattr(added, name)])
 
-    new_index = np.full(snapshot.size, -1, dtype=np.int64)
-    new_index[keep] = np.arange(int(keep.sum()))
-    entries = snapshot.postings.entries()
-    extra_hashes, extra_rows, extra_counts = added.hashes, added.rows, added.counts
     base = int(keep.sum())
-    if dropped:
-        hashes, rows, counts = entries
-        survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
-        entries = (
-            hashes[survivors],
-            new_index[rows[survivors]].astype(np.int32),
-            counts[survivors],
-        )
-    if snapshot.appended_postings is not None:
-        # The appended rows' postings are few: sorted again with the new ones.
-        hashes, rows, counts = snapshot.appended_postings.entries()
-        survivors = keep[rows] if len(rows) else np.zeros(0, dtype=bool)
-        extra_hashes = np.concatenate([hashes[survivors], extra_hashes])
-        extra_rows = np.concatenate(
-            [new_index[rows[survivors]].astype(np.int32), extra_rows + base]
-        )
-        extra_counts = np.concatenate([counts[survivors], extra_counts])
-    else:
-        extra_rows = extra_rows + base
+    new_index = np.full(snapshot.size, -1, dtype=np.int64)
+    new_index[keep] = np.arange(base)
+
+    def kept(postings: Postings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(hash, row, count) of the postings of the rows kept, renumbered."""
+        hashes, rows, counts = postings.entries()
+        if not dropped:
+            return hashes, rows, counts
+        survivors = keep[rows]
+        renumbered = new_index[rows[survivors]].astype(np.int32)
+        return hashes[survivors], renumbered, counts[survivors]
+
+    # The appended rows' postings are few: sorted again with the new ones.
+    hashes, rows, counts = kept(snapshot.appended_postings or Postings())
     size = base + len(added.chunk_ids)
     return Snapshot(
         knowledge_base_id=snapshot.knowledge_base_id,
@@ -175,10 +197,10 @@ def rebuilt(snapshot: Snapshot, version: int, changes: Changes) -> Snapshot:
         **{name: rows_of(name) for name in ROW_FIELDS},
         matrix=_kept_vectors(snapshot, keep, added.matrix(snapshot.dimension)),
         postings=Postings.merged(
-            entries,
-            extra_hashes,
-            extra_rows.astype(np.int32),
-            extra_counts.astype(np.uint16),
+            kept(snapshot.postings),
+            np.concatenate([hashes, added.hashes]),
+            np.concatenate([rows, added.rows + base]).astype(np.int32),
+            np.concatenate([counts, added.counts]).astype(np.uint16),
         ),
         stale=snapshot.stale + added.stale,
         approximate=vector_index.carried(snapshot.approximate, new_index, size)
@@ -210,7 +232,7 @@ class Added:
     none by default."""
 
     chunk_ids: np.ndarray = field(default_factory=empty(np.int64))
-    document_ids: np.ndarray = field(default_factory=empty(object))
+    document_ids: np.ndarray = field(default_factory=empty("V16"))
     ordinals: np.ndarray = field(default_factory=empty(np.int32))
     lengths: np.ndarray = field(default_factory=empty(np.float32))
     folds: np.ndarray = field(default_factory=empty(bool))
@@ -259,7 +281,6 @@ def added_rows(knowledge_base_id: str, document_ids: set) -> Added:
             "tokenizer",
         )
     )
-    model = get_embedder().name
     stale = [row[0] for row in rows if row[8] != TOKENIZER]
     remade = {}
     if stale:
@@ -273,32 +294,25 @@ def added_rows(knowledge_base_id: str, document_ids: set) -> Added:
             "id", "text", "heading_path"
         )
         remade = {
-            pk: chunk_terms(text, headings) for pk, text, headings in texts.iterator()
+            pk: chunk_terms(text, headings).to_wire()
+            for pk, text, headings in texts.iterator()
         }
-    hash_parts, count_parts, sizes, lengths, folded = [], [], [], [], []
-    for pk, _, _, _, _, blob, length, folds_flag, _ in rows:
-        if pk in remade:
-            blob, length, folds_flag = (
-                remade[pk].terms,
-                remade[pk].length,
-                remade[pk].folds,
-            )
-        hashes, counts = decode(bytes(blob))
-        hash_parts.append(hashes)
-        count_parts.append(counts)
-        sizes.append(len(hashes))
-        lengths.append(length)
-        folded.append(folds_flag)
+    # Each row's (terms, length, folds): as stored, or made again.
+    terms = [remade.get(row[0]) or row[5:8] for row in rows]
+    decoded = [decode(bytes(blob)) for blob, _, _ in terms]
+    model = get_embedder().name
     return Added(
         chunk_ids=np.array([row[0] for row in rows], dtype=np.int64),
-        document_ids=np.array([row[1] for row in rows], dtype=object),
+        document_ids=np.array([row[1].bytes for row in rows], dtype="V16"),
         ordinals=np.array([row[2] for row in rows], dtype=np.int32),
-        lengths=np.array(lengths, dtype=np.float32),
-        folds=np.array(folded, dtype=bool),
-        hashes=np.concatenate(hash_parts) if hash_parts else np.zeros(0, np.int64),
-        rows=np.repeat(np.arange(len(rows), dtype=np.int32), sizes),
-        counts=np.concatenate(count_parts) if count_parts else np.zeros(0, np.uint16),
+        lengths=np.array([length for _, length, _ in terms], dtype=np.float32),
+        folds=np.array([folds for _, _, folds in terms], dtype=bool),
+        hashes=np.concatenate([np.zeros(0, np.int64), *(h for h, _ in decoded)]),
+        rows=np.repeat(
+            np.arange(len(rows), dtype=np.int32), [len(h) for h, _ in decoded]
+        ),
+        counts=np.concatenate([np.zeros(0, np.uint16), *(c for _, c in decoded)]),
         embeddings=[bytes(row[3]) for row in rows],
         models=[row[4] for row in rows],
-        stale=sum(pk in remade or name != model for pk, _, _, _, name, *_ in rows),
+        stale=sum(row[8] != TOKENIZER or row[4] != model for row in rows),
     )

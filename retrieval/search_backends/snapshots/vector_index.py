@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 from usearch.index import Index
 
+from .bm25 import best
+
 CONNECTIVITY = 32
 EXPANSION_ADD = 384  # how well the graph is built decides recall more than links
 EXPANSION_SEARCH = 2048
@@ -68,23 +70,15 @@ def build(
         expansion_add=EXPANSION_ADD,
         expansion_search=EXPANSION_SEARCH,
     )
-    if rows is None and appended is None:
-        if len(matrix):
-            index.add(
-                np.arange(len(matrix), dtype=np.uint64), matrix, threads=BUILD_THREADS
-            )
-        size = len(matrix)
-    else:
-        if rows is None:
-            rows = np.arange(len(matrix) + len(appended))
-        for start in range(0, len(rows), BUILD_BATCH):
-            batch = rows[start : start + BUILD_BATCH]
-            keys = np.arange(start, start + len(batch), dtype=np.uint64)
-            index.add(keys, _taken(matrix, appended, batch), threads=BUILD_THREADS)
-        size = len(rows)
+    if rows is None:
+        rows = np.arange(len(matrix) + (len(appended) if appended is not None else 0))
+    for start in range(0, len(rows), BUILD_BATCH):
+        batch = rows[start : start + BUILD_BATCH]
+        keys = np.arange(start, start + len(batch), dtype=np.uint64)
+        index.add(keys, _taken(matrix, appended, batch), threads=BUILD_THREADS)
     return Approximate(
         index=index,
-        rows=np.arange(size, dtype=np.int64),
+        rows=np.arange(len(rows), dtype=np.int64),
         uncovered=np.zeros(0, dtype=np.int64),
     )
 
@@ -147,8 +141,10 @@ def nearest(
     query = query.astype(np.float32)
     removed = removed if removed is not None else np.zeros(0, dtype=np.int64)
     if approximate is None:
-        rows = np.arange(len(matrix) + (len(appended) if appended is not None else 0))
-        scores = _scores(matrix, appended, query)
+        scores = matrix @ query
+        if appended is not None and len(appended):
+            scores = np.concatenate([scores, appended @ query])
+        rows = np.arange(len(scores))
         scores[removed] = -np.inf
     else:
         # Keys of rows gone take places among the results: ask for more.
@@ -167,13 +163,9 @@ def nearest(
         rows = np.unique(np.concatenate([found[found >= 0], approximate.uncovered]))
         if len(removed):
             rows = rows[~np.isin(rows, removed)]
-        scores = _scores(matrix, appended, query, rows)
-    if len(rows) > count:
-        # Rows tied with the count-th best stay, as in `bm25._best`.
-        kept = scores >= np.partition(scores, len(scores) - count)[len(scores) - count]
-        rows, scores = rows[kept], scores[kept]
+        scores = _taken(matrix, appended, rows) @ query
     searched = scores > -np.inf
-    rows, scores = rows[searched], scores[searched]
+    rows, scores = best(rows[searched], scores[searched], count)
     order = np.argsort(-scores, kind="stable")
     return rows[order], scores[order]
 
@@ -190,22 +182,6 @@ def _taken(
     vectors[inside] = matrix[rows[inside]]
     vectors[~inside] = appended[rows[~inside] - base]
     return vectors
-
-
-def _scores(
-    matrix: np.ndarray,
-    appended: np.ndarray | None,
-    query: np.ndarray,
-    rows: np.ndarray | None = None,
-) -> np.ndarray:
-    """The cosine of every row (of `rows`) with the query."""
-    if rows is not None:
-        if not len(rows):
-            return np.zeros(0, dtype=np.float32)
-        return _taken(matrix, appended, rows) @ query
-    if appended is None or not len(appended):
-        return matrix @ query
-    return np.concatenate([matrix @ query, appended @ query])
 
 
 def store(approximate: Approximate, folder: Path) -> str:

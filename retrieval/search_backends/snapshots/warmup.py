@@ -70,9 +70,5 @@ class Warmup:
         finally:
             connection.close()
 
-    def check(self) -> str:
-        """This process's warm-up as a readiness word (`SnapshotBackend.health`)."""
-        return self.state
-
 
 warmup = Warmup()

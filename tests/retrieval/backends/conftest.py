@@ -77,7 +77,7 @@ def settle(backend: SearchBackend) -> None:
     """Wait for the work the backend does in the background, if it does any."""
     cache = getattr(backend, "cache", None)
     if cache is not None:
-        cache.wait_for_background(timeout=60)
+        cache.wait_for(None, timeout=60)
 
 
 @pytest.fixture
