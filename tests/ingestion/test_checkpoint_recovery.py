@@ -22,12 +22,12 @@ KILL_AT = 3  # the victim is killed once its progress shows this many pages read
 TEXTS = [f"Page {n} says the rent is {n * 100} euros" for n in range(1, PAGES + 1)]
 
 
-def scan_document(knowledge_base, **traits):
+def scan_document(knowledge_base, texts=TEXTS, **traits):
     return DocumentFactory(
         knowledge_base=knowledge_base,
         filename="scan.pdf",
         content_type="application/pdf",
-        content=scanned_pdf(*TEXTS),
+        content=scanned_pdf(*texts),
         **traits,
     )
 
@@ -154,20 +154,23 @@ def test_a_task_failing_in_indexing_is_retried_without_parsing_again(
 
 
 LIGHT_WITHIN = 8.0  # seconds from submission to success, two scans running (CI)
+# Long enough to outlast three small files on a fast host too: 8 pages each were
+# read before the third small file was done (0.3 s a page here).
+LONG_SCAN = [f"Page {n} says the rent is {n * 100} euros" for n in range(1, 25)]
 
 
 def test_with_one_worker_small_files_pass_long_scans(
     knowledge_base, process_env, editor, member
 ):
     """The issue's check scaled down (three 30-page scans and 20 Markdown files
-    within 15 s each, 20 s turns: bench/turns.py): two 8-page scans, then three
+    within 15 s each, 20 s turns: bench/turns.py): two 24-page scans, then three
     Markdown files from someone else, 1 s turns."""
     from ingestion import services
 
     writer = member("editor", username="wendy")
     scans = [
         services.document_submit(user=editor, document_id=document.pk)
-        for document in [scan_document(knowledge_base) for _ in range(2)]
+        for document in [scan_document(knowledge_base, LONG_SCAN) for _ in range(2)]
     ]
     worker = Process(
         process_env,
