@@ -3,7 +3,10 @@
 Scores agree within `TOLERANCE` (float32 arrays against float64 by the book).
 Order agrees exactly, except that chunks whose scores are that close may trade
 places, and at the end of a list one of them may stand for another: the scratch
-build breaks ties by chunk id, an engine by what float32 gives it.
+build breaks ties by chunk id, an engine by what float32 gives it. For the same
+reason a chunk scoring within `TOLERANCE` of 0 may be in one list and not in the
+other (a cosine of 1e-8 in float32 is 0 or below in float64): lists end where
+scores reach that band.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def assert_same_list(
 ) -> None:
     """`ours` is the list `theirs` is, up to near ties; `book` holds every chunk
     the scratch build scores above 0."""
+    ours, theirs = _above_zero(ours), _above_zero(theirs)
     assert len(ours) == len(theirs), f"{what}: {_show(ours)} != {_show(theirs)}"
     for at, (mine, right) in enumerate(zip(ours, theirs, strict=True)):
         assert mine.chunk_id in book, f"{what}: chunk {mine.chunk_id} is not a hit"
@@ -51,6 +55,11 @@ def assert_same_list(
         assert (-before.score, before.chunk_id) < (-after.score, after.chunk_id), (
             f"{what}: not best first, ties by chunk id: {_show(ours)}"
         )
+
+
+def _above_zero(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The list without its tail of scores within `TOLERANCE` of 0."""
+    return [candidate for candidate in candidates if candidate.score > TOLERANCE]
 
 
 def _where(candidate: Candidate) -> tuple:
