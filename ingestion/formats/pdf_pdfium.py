@@ -7,9 +7,10 @@ a tenth of the speed. Its text, split at whitespace, gives the words; only the
 first and last character of each word are asked where they sit (a few calls a
 word instead of several a character), and each word becomes one glyph of
 `pdf_layout` (`Glyph`), so the layout, column and table code reads pdfium's
-pages as it reads pdfminer's. The calls go through prototypes of our own that
-take plain addresses: with pypdfium2's typed ones reading the words took twice
-as long. The loops that run once a word or a path segment call them without
+pages as it reads pdfminer's. The loops that run once a word or a path segment
+are done by the compiled reader (`pdf_native.py`) where it is built; the Python
+loops here are its fallback and its reference, with the same results. They call
+pdfium through prototypes of our own that take plain addresses, without
 argument types, with ready pointers (`_untyped`).
 Figures: docs/benchmarks.md, "PDF parsing".
 """
@@ -21,11 +22,13 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pypdfium2
 import pypdfium2.raw as pdfium_c
 from pypdfium2_raw.bindings import _libs
 
 from .pdf_layout import Glyph
+from .pdf_native import NativePages, Runs
 from .pdf_tables import Box, add_ruling, ruling_limit_reached
 
 _VOID, _INT, _DOUBLE = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
@@ -140,9 +143,30 @@ class PageWords:
     odd: int = 0
 
 
-def page_words(textpage: int, order: dict[int, int]) -> PageWords:
+def page_words(
+    textpage: int, order: dict[int, int], native: NativePages | None = None
+) -> PageWords:
     """The words of pdfium's text page at address `textpage`, as glyphs in the
-    order their text objects are drawn (`order`: text object -> its place).
+    order their text objects are drawn (`order`: text object -> its place),
+    read by the compiled reader where there is one (`native`), else by
+    `python_words`."""
+    text = _page_text(textpage, native)
+    # Characters that are not whitespace: str.split() cuts at exactly those
+    # str.isspace() knows, three times faster than asking each character.
+    chars, odd = sum(map(len, text.split())), len(_ODD.findall(text))
+    found = native.words(textpage, text) if native is not None else None
+    glyphs, runs = found if found is not None else python_words(textpage, text)
+    return PageWords(
+        _in_drawing_order(glyphs, runs, order),
+        chars,
+        unmapped_share=_unmapped_share(textpage, text),
+        odd=odd,
+    )
+
+
+def python_words(textpage: int, text: str) -> tuple[list[Glyph], Runs]:
+    """The glyphs of the words of `text`, pdfium's text page at `textpage`, and
+    where the text object changes: (glyphs before it, the object).
 
     A space before a word, drawn or put by pdfium, becomes a space glyph where
     the word before ends: the layout spaces words by it, as by pdfminer's space
@@ -153,19 +177,14 @@ def page_words(textpage: int, order: dict[int, int]) -> PageWords:
     This loop runs once a word: the calls are the untyped ones of `_Placer`,
     and the font of the text object at hand is kept in local variables.
     """
-    text = _page_text(textpage)
-    # Characters that are not whitespace: str.split() cuts at exactly those
-    # str.isspace() knows, three times faster than asking each character.
-    chars, odd = sum(map(len, text.split())), len(_ODD.findall(text))
-    words = PageWords([], chars, odd=odd)
     at = _Placer(textpage)
     handle, origin, loose, loose_at = at.handle, at.origin, at.loose, at.loose_at
     first_x, first_y, last_x, last_y = at.origin_at
     text_object, char_origin, loose_box = _fast_text_object, _fast_origin, _fast_loose
-    append = (glyphs := words.glyphs).append
-    # Where the drawing place changes: (the place, the first glyph from there).
-    placed: list[tuple[int, int]] = [(-1, 0)]
-    current, drawn, in_order = None, -1, True
+    glyphs: list[Glyph] = []
+    append = glyphs.append
+    runs: Runs = []
+    current = None
     size = a = b = slack = 0.0
     rightwards = True
     for match in _WORD.finditer(text):
@@ -177,11 +196,7 @@ def page_words(textpage: int, order: dict[int, int]) -> PageWords:
         if text_object_here != current:
             current = text_object_here
             size, a, b, slack, rightwards = at.take_font(first)
-            place = order.get(text_object_here, drawn)  # type: ignore[arg-type]
-            if place != drawn:
-                in_order = in_order and place > drawn
-                drawn = place
-                placed.append((drawn, len(glyphs)))
+            runs.append((len(glyphs), current))
         if first and text[first - 1] == " " and glyphs:
             _, direction, _, start, across, space_size = glyphs[-1]
             append((" ", direction, start, start, across, space_size))
@@ -204,10 +219,7 @@ def page_words(textpage: int, order: dict[int, int]) -> PageWords:
             append((word, 0, origin[0], loose[2] + slack, origin[3], size))
         else:
             append(at.glyph(word, last))
-    if not in_order:
-        words.glyphs = _in_drawing_order(glyphs, placed)
-    words.unmapped_share = _unmapped_share(textpage, text)
-    return words
+    return glyphs, runs
 
 
 def _hyphen(textpage: int, word: str, last: int) -> str:
@@ -217,12 +229,23 @@ def _hyphen(textpage: int, word: str, last: int) -> str:
 
 
 def _in_drawing_order(
-    glyphs: list[Glyph], placed: list[tuple[int, int]]
+    glyphs: list[Glyph], runs: Runs, order: dict[int, int]
 ) -> list[Glyph]:
     """The glyphs sorted by where their text objects are drawn: pdfium sorts the
     objects of one baseline left to right, which would pull a margin note drawn
     after a paragraph into the middle of it. A space glyph goes with the word
     after it only while the word before stays the one before."""
+    # Where the drawing place changes: (the place, the first glyph from there).
+    placed: list[tuple[int, int]] = [(-1, 0)]
+    drawn, in_order = -1, True
+    for start, text_object in runs:
+        place = order.get(text_object, drawn)  # type: ignore[arg-type]
+        if place != drawn:
+            in_order = in_order and place > drawn
+            drawn = place
+            placed.append((drawn, start))
+    if in_order:
+        return glyphs
     bounds = [start for _, start in placed] + [len(glyphs)]
     ordered: list[Glyph] = []
     previous = -2
@@ -309,25 +332,29 @@ class _Placer:
         return glyphs
 
 
-def _page_text(textpage: int) -> str:
+def _page_text(textpage: int, native: NativePages | None = None) -> str:
     """The page's text, one character per pdfium character index."""
     count = _count_chars(textpage)
     if count <= 0:
         return ""
-    buffer = ctypes.create_string_buffer(2 * (count + 1))
-    written = _get_text(textpage, 0, count, buffer)
-    text = buffer.raw[: 2 * max(written - 1, 0)].decode("utf-16-le", "replace")
+    # numpy's buffer: ctypes' create_string_buffer makes a new type a size.
+    buffer = np.empty(count + 1, dtype="<u2")
+    written = _get_text(textpage, 0, count, buffer.ctypes.data)
+    text = buffer[: max(written - 1, 0)].tobytes().decode("utf-16-le", "replace")
     if len(text) == count:
         return text
     # pdfium left out control characters (or wrote a character beyond the BMP as
     # two): ask for each character instead, so indexes match again. (Asking for
     # halves of the page until their lengths come out right does not do: a
     # range of the right length can still be shifted by one.)
-    handle, get_unicode = ctypes.c_void_p(textpage), _fast_unicode
-    codes = [get_unicode(handle, index) for index in range(count)]
-    return "".join(
-        _NO_TEXT if code in (0, 2) or code > 0x10FFFF else chr(code) for code in codes
-    )
+    if native is not None:
+        codes = native.unicode(textpage, count)
+    else:
+        handle, get_unicode = ctypes.c_void_p(textpage), _fast_unicode
+        codes = np.array([get_unicode(handle, i) for i in range(count)], "<u4")
+    codes[(codes == 0) | (codes == 2) | (codes > 0x10FFFF)] = ord(_NO_TEXT)
+    # Lone surrogates pass as they are, as chr() gives them.
+    return codes.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 @dataclass(slots=True)
@@ -339,9 +366,15 @@ class PageDrawing:
     text_objects: dict[int, int]
 
 
-def page_drawing(page: int) -> PageDrawing:
+def page_drawing(page: int, native: NativePages | None = None) -> PageDrawing:
     """Rulings from the straight segments of the page's paths, forms included,
-    as `pdf_tables.TableCollector` records them from pdfminer."""
+    as `pdf_tables.TableCollector` records them from pdfminer; read by the
+    compiled reader where there is one (`native`)."""
+    found = native.drawing(page) if native is not None else None
+    if found is not None:
+        text_objects, rulings = found
+        places = {text_object: place for place, text_object in enumerate(text_objects)}
+        return PageDrawing(rulings, places)
     drawing = PageDrawing([], {})
     budget = [_MAX_OBJECTS]
     handle = ctypes.c_void_p(page)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 
+from .pdf_native import NativePages
 from .pdf_pdfium import (
     PageDrawing,
     PageWords,
@@ -72,6 +73,7 @@ class PageReader:
         if self.pdfium is not None and len(self.pdfium) != len(pages):
             self.pdfium.close()
             self.pdfium = None
+        self._native = NativePages.open() if self.pdfium is not None else None
         self._interpreter: PDFPageInterpreter | None = None
         self._collector: TableCollector | None = None
         self.by_pdfminer: list[int] = []  # pages pdfminer read, for the record
@@ -86,6 +88,8 @@ class PageReader:
         return self._by_pdfminer(number)
 
     def close(self) -> None:
+        if self._native is not None:
+            self._native.close()
         if self.pdfium is not None:
             self.pdfium.close()
 
@@ -94,10 +98,12 @@ class PageReader:
     ) -> tuple[list[Glyph], list[Box]] | None:
         page = document[number - 1]
         try:
-            drawing = page_drawing(address(page.raw))
+            drawing = page_drawing(address(page.raw), self._native)
             textpage = page.get_textpage()
             try:
-                words = page_words(address(textpage.raw), drawing.text_objects)
+                words = page_words(
+                    address(textpage.raw), drawing.text_objects, self._native
+                )
             finally:
                 textpage.close()
         finally:

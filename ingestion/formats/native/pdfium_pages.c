@@ -1,0 +1,455 @@
+/* A PDF page's words and rulings from pdfium, one call a page.
+
+   The same reading as `pdf_pdfium.py`'s Python loops, which stay as the fallback
+   and the reference (tests compare the two on every corpus PDF): there, each word
+   and each path segment costs a microsecond or two of Python around a few pdfium
+   calls; here the calls are made from C and the results written to arrays that
+   Python reads a column at a time. Plain C with no Python API: it is loaded with
+   ctypes, and pdfium's functions are handed over by address (`curator_bind`), so
+   nothing links against pypdfium2's library. Built by `make` (-ffp-contract=off:
+   the arithmetic, done in doubles in the order Python does it, gives the same
+   numbers bit for bit). Figures: docs/benchmarks.md, "PDF parsing". */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define CURATOR_ABI 1
+
+/* pdf_pdfium.py's constants, which these mirror */
+#define NO_TEXT 0xFFFEu
+#define MAX_SPREAD 2.0
+#define OFF_BASELINE 0.5
+#define FLOAT_SLACK 1e-4
+#define AXIS_SLACK 0.5 /* pdf_tables._AXIS_SLACK */
+#define MIN_RULING 3.0 /* pdf_tables._MIN_RULING */
+#define MAX_RULINGS 4000 /* pdf_tables._MAX_RULINGS */
+#define MAX_OBJECTS 200000 /* pdf_pdfium._MAX_OBJECTS */
+#define PAGEOBJ_TEXT 1
+#define PAGEOBJ_PATH 2
+#define PAGEOBJ_FORM 5
+#define SEGMENT_LINETO 0
+#define SEGMENT_MOVETO 2
+
+typedef struct { float a, b, c, d, e, f; } FloatMatrix;
+typedef struct { float left, top, right, bottom; } FloatRect;
+typedef struct { double a, b, c, d, e, f; } Matrix;
+
+/* In the order of `pdf_native._FUNCTIONS`. */
+static void *(*get_text_object)(void *, int);
+static int (*get_char_origin)(void *, int, double *, double *);
+static int (*get_loose_char_box)(void *, int, FloatRect *);
+static int (*get_char_box)(void *, int, double *, double *, double *, double *);
+static int (*get_matrix)(void *, int, FloatMatrix *);
+static double (*get_font_size)(void *, int);
+static int (*is_hyphen)(void *, int);
+static int (*count_objects)(void *);
+static void *(*get_object)(void *, int);
+static int (*object_type)(void *);
+static int (*object_matrix)(void *, FloatMatrix *);
+static int (*count_form_objects)(void *);
+static void *(*get_form_object)(void *, unsigned long);
+static int (*count_segments)(void *);
+static void *(*get_segment)(void *, int);
+static int (*segment_point)(void *, float *, float *);
+static int (*segment_type)(void *);
+static int (*segment_close)(void *);
+static unsigned (*get_unicode)(void *, int);
+
+int curator_bind(void *const *functions, int count) {
+    void **targets[] = {
+        (void **)&get_text_object, (void **)&get_char_origin,
+        (void **)&get_loose_char_box, (void **)&get_char_box,
+        (void **)&get_matrix, (void **)&get_font_size, (void **)&is_hyphen,
+        (void **)&count_objects, (void **)&get_object, (void **)&object_type,
+        (void **)&object_matrix, (void **)&count_form_objects,
+        (void **)&get_form_object, (void **)&count_segments,
+        (void **)&get_segment, (void **)&segment_point, (void **)&segment_type,
+        (void **)&segment_close, (void **)&get_unicode,
+    };
+    int wanted = (int)(sizeof targets / sizeof targets[0]);
+    if (count != wanted) return -1;
+    for (int i = 0; i < count; i++) {
+        if (functions[i] == NULL) return -1;
+        *targets[i] = functions[i];
+    }
+    return CURATOR_ABI;
+}
+
+/* A glyph of pdf_layout: its text is text[first:end] of the page text with
+   " -" appended (a space glyph, a lone hyphen), plus "-" when `hyphen`. */
+typedef struct {
+    int32_t first, end, direction, hyphen;
+    double start, stop, across, size;
+} Glyph;
+
+typedef struct {
+    Glyph *glyphs;
+    int32_t glyph_count, glyph_capacity;
+    /* where the text object changes: the glyph count then, and the object */
+    int32_t *run_glyphs;
+    uint64_t *run_objects;
+    int32_t run_count, run_glyph_capacity, run_object_capacity;
+    uint64_t *text_objects; /* in drawing order */
+    int32_t text_object_count, text_object_capacity;
+    double *rulings; /* x0, top, x1, bottom */
+    int32_t ruling_count, ruling_capacity;
+    int32_t failed; /* out of memory */
+} Context;
+
+Context *curator_context_new(void) { return calloc(1, sizeof(Context)); }
+
+void curator_context_free(Context *context) {
+    if (context == NULL) return;
+    free(context->glyphs);
+    free(context->run_glyphs);
+    free(context->run_objects);
+    free(context->text_objects);
+    free(context->rulings);
+    free(context);
+}
+
+static int grow(void **items, int32_t *capacity, int32_t needed, size_t size) {
+    if (needed <= *capacity) return 1;
+    int64_t wanted = *capacity ? (int64_t)*capacity * 2 : 1024;
+    while (wanted < needed) wanted *= 2;
+    if (wanted > INT32_MAX) return 0;
+    void *grown = realloc(*items, (size_t)wanted * size);
+    if (grown == NULL) return 0;
+    *items = grown;
+    *capacity = (int32_t)wanted;
+    return 1;
+}
+
+/* Each character's code point, for a page whose text pdfium wrote with fewer
+   or more characters than it counts (`pdf_pdfium._page_text`). */
+void curator_page_unicode(void *textpage, int32_t count, uint32_t *codes) {
+    for (int32_t index = 0; index < count; index++)
+        codes[index] = get_unicode(textpage, index);
+}
+
+/* ---- words ----------------------------------------------------------------- */
+
+static int is_space(uint32_t c) { /* str.isspace(), which re's \s follows */
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 ||
+           c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
+           c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+           c == 0x3000;
+}
+
+/* The font at hand, as `_Placer.take_font` keeps it. */
+typedef struct {
+    double size, a, b, slack;
+    int rightwards;
+} Font;
+
+typedef struct {
+    Context *context;
+    void *textpage;
+    int32_t space_at, dash_at; /* the appended " -" */
+    Font placer;
+    FloatMatrix matrix;
+    double origin[4];
+    FloatRect loose;
+    double tight[4];
+} Words;
+
+static Glyph *next_glyph(Words *w) {
+    Context *c = w->context;
+    if (!grow((void **)&c->glyphs, &c->glyph_capacity, c->glyph_count + 1,
+              sizeof(Glyph))) {
+        c->failed = 1;
+        return NULL;
+    }
+    return &c->glyphs[c->glyph_count++];
+}
+
+static void take_font(Words *w, int index) {
+    get_matrix(w->textpage, index, &w->matrix); /* a failed call keeps the last */
+    double a = w->matrix.a, b = w->matrix.b;
+    double norm = hypot(a, b);
+    if (norm == 0.0) norm = 1.0;
+    w->placer.a = a / norm;
+    w->placer.b = b / norm;
+    w->placer.rightwards = a > 0 && fabs(b) <= a;
+    double size = get_font_size(w->textpage, index) *
+                  hypot((double)w->matrix.c, (double)w->matrix.d);
+    w->placer.size = size == 0.0 ? 1.0 : size;
+    w->placer.slack = FLOAT_SLACK * fabs(w->placer.size);
+}
+
+/* `_Placer.glyph`: from the first character's origin to the end of `last`. */
+static void place(Words *w, int32_t first, int32_t end, int hyphen, int last) {
+    Glyph *g = next_glyph(w);
+    if (g == NULL) return;
+    g->first = first;
+    g->end = end;
+    g->hyphen = hyphen;
+    Font *f = &w->placer;
+    double *origin = w->origin;
+    g->size = f->size;
+    if (fabs(f->a) >= fabs(f->b)) {
+        get_loose_char_box(w->textpage, last, &w->loose);
+        if (f->a >= 0) {
+            g->direction = 0;
+            g->start = origin[0];
+            g->stop = (double)w->loose.right + f->slack;
+            g->across = origin[3];
+        } else {
+            g->direction = 2;
+            g->start = -origin[0];
+            g->stop = f->slack - (double)w->loose.right;
+            g->across = -origin[3];
+        }
+        return;
+    }
+    double *t = w->tight; /* left, right, bottom, top */
+    get_char_box(w->textpage, last, &t[0], &t[1], &t[2], &t[3]);
+    if (f->b >= 0) {
+        g->direction = 1;
+        g->start = origin[1];
+        g->stop = t[3];
+        g->across = -origin[2];
+    } else {
+        g->direction = 3;
+        g->start = -origin[1];
+        g->stop = -t[2];
+        g->across = origin[2];
+    }
+}
+
+/* `_Placer.char_glyphs`: a glyph a character. */
+static void char_glyphs(Words *w, const uint32_t *text, int32_t first, int32_t end) {
+    for (int32_t index = first; index < end; index++) {
+        int32_t from = index, to = index + 1;
+        if (text[index] == NO_TEXT) {
+            if (is_hyphen(w->textpage, index) != 1) continue;
+            from = w->dash_at;
+            to = from + 1;
+        }
+        get_char_origin(w->textpage, index, &w->origin[0], &w->origin[1]);
+        w->origin[2] = w->origin[0];
+        w->origin[3] = w->origin[1];
+        place(w, from, to, 0, index);
+    }
+}
+
+/* `pdf_pdfium.page_words` up to the drawing order: the glyphs of the words of
+   `text` (pdfium's text, one code point a character index, `count` of them)
+   and the runs of one text object. Returns the number of glyphs, or -1. */
+int32_t curator_page_words(Context *context, void *textpage, const uint32_t *text,
+                           int32_t count) {
+    Words w = {0};
+    w.context = context;
+    w.textpage = textpage;
+    w.space_at = count;
+    w.dash_at = count + 1;
+    w.placer = (Font){1.0, 1.0, 0.0, 0.0, 1};
+    context->glyph_count = context->run_count = 0;
+    context->failed = 0;
+    /* the loop's own copy of the font, as page_words keeps it in locals */
+    double size = 0.0, a = 0.0, b = 0.0, slack = 0.0;
+    int rightwards = 1;
+    void *current = NULL;
+    int32_t at = 0;
+    while (at < count && !context->failed) {
+        if (is_space(text[at])) {
+            at++;
+            continue;
+        }
+        /* a word: [^\s\ufffe]+\ufffe? or a lone \ufffe */
+        int32_t first = at, end = at + 1;
+        if (text[first] != NO_TEXT) {
+            while (end < count && !is_space(text[end]) && text[end] != NO_TEXT) end++;
+            if (end < count && text[end] == NO_TEXT) end++;
+        }
+        at = end;
+        int32_t shown_first = first, shown_end = end, hyphen = 0;
+        if (text[end - 1] == NO_TEXT) { /* a hyphen ending a line, or no text */
+            int dash = is_hyphen(textpage, end - 1) == 1;
+            if (end - 1 == first) {
+                if (!dash) continue;
+                shown_first = w.dash_at;
+                shown_end = shown_first + 1;
+            } else {
+                shown_end = end - 1;
+                hyphen = dash;
+            }
+        }
+        void *object = get_text_object(textpage, first);
+        if (object != current) {
+            current = object;
+            take_font(&w, first);
+            size = w.placer.size;
+            a = w.placer.a;
+            b = w.placer.b;
+            slack = w.placer.slack;
+            rightwards = w.placer.rightwards;
+            if (!grow((void **)&context->run_glyphs, &context->run_glyph_capacity,
+                      context->run_count + 1, sizeof(int32_t)) ||
+                !grow((void **)&context->run_objects, &context->run_object_capacity,
+                      context->run_count + 1, sizeof(uint64_t))) {
+                context->failed = 1;
+                break;
+            }
+            context->run_glyphs[context->run_count] = context->glyph_count;
+            context->run_objects[context->run_count] = (uint64_t)(uintptr_t)object;
+            context->run_count++;
+        }
+        if (first > 0 && text[first - 1] == ' ' && context->glyph_count > 0) {
+            Glyph before = context->glyphs[context->glyph_count - 1];
+            Glyph *g = next_glyph(&w);
+            if (g == NULL) break;
+            *g = (Glyph){w.space_at, w.space_at + 1, before.direction, 0,
+                         before.stop, before.stop, before.across, before.size};
+        }
+        double *origin = w.origin;
+        get_char_origin(textpage, first, &origin[0], &origin[1]);
+        int32_t last = end - 1;
+        if (last == first) {
+            origin[2] = origin[0];
+            origin[3] = origin[1];
+        } else {
+            get_char_origin(textpage, last, &origin[2], &origin[3]);
+            double dx = origin[2] - origin[0], dy = origin[3] - origin[1];
+            double across = dy * a - dx * b;
+            if (!(-OFF_BASELINE * size <= across && across <= OFF_BASELINE * size &&
+                  dx * a + dy * b <= MAX_SPREAD * size * (double)(last - first))) {
+                char_glyphs(&w, text, first, end);
+                continue;
+            }
+        }
+        if (rightwards) {
+            get_loose_char_box(textpage, last, &w.loose);
+            Glyph *g = next_glyph(&w);
+            if (g == NULL) break;
+            *g = (Glyph){shown_first, shown_end, 0, hyphen, origin[0],
+                         (double)w.loose.right + slack, origin[3], size};
+        } else {
+            place(&w, shown_first, shown_end, hyphen, last);
+        }
+    }
+    return context->failed ? -1 : context->glyph_count;
+}
+
+/* ---- drawing --------------------------------------------------------------- */
+
+static void add_ruling(Context *c, double x0, double y0, double x1, double y1) {
+    double box[4];
+    if (fabs(y1 - y0) <= AXIS_SLACK && fabs(x1 - x0) >= MIN_RULING) {
+        box[0] = x1 < x0 ? x1 : x0;
+        box[1] = -y0;
+        box[2] = x1 > x0 ? x1 : x0;
+        box[3] = -y0;
+    } else if (fabs(x1 - x0) <= AXIS_SLACK && fabs(y1 - y0) >= MIN_RULING) {
+        box[0] = x0;
+        box[1] = -(y1 > y0 ? y1 : y0);
+        box[2] = x0;
+        box[3] = -(y1 < y0 ? y1 : y0);
+    } else {
+        return;
+    }
+    if (!grow((void **)&c->rulings, &c->ruling_capacity, 4 * (c->ruling_count + 1),
+              sizeof(double))) {
+        c->failed = 1;
+        return;
+    }
+    double *at = &c->rulings[4 * c->ruling_count++];
+    at[0] = box[0];
+    at[1] = box[1];
+    at[2] = box[2];
+    at[3] = box[3];
+}
+
+static Matrix times(Matrix inner, Matrix outer) { /* pdf_pdfium._times */
+    return (Matrix){
+        inner.a * outer.a + inner.b * outer.c,
+        inner.a * outer.b + inner.b * outer.d,
+        inner.c * outer.a + inner.d * outer.c,
+        inner.c * outer.b + inner.d * outer.d,
+        inner.e * outer.a + inner.f * outer.c + outer.e,
+        inner.e * outer.b + inner.f * outer.d + outer.f,
+    };
+}
+
+typedef struct {
+    Context *context;
+    int64_t budget;
+    FloatMatrix matrix;
+    float point[2];
+} Drawing;
+
+static void path_rulings(Drawing *d, void *path, Matrix m) {
+    Context *c = d->context;
+    int have_start = 0, have_current = 0;
+    double start[2] = {0, 0}, current[2] = {0, 0};
+    int segments = count_segments(path);
+    for (int index = 0; index < segments; index++) {
+        void *segment = get_segment(path, index);
+        segment_point(segment, &d->point[0], &d->point[1]);
+        double px = d->point[0], py = d->point[1];
+        double here[2] = {px * m.a + py * m.c + m.e, px * m.b + py * m.d + m.f};
+        int kind = segment_type(segment);
+        if (kind == SEGMENT_MOVETO) {
+            start[0] = current[0] = here[0];
+            start[1] = current[1] = here[1];
+            have_start = have_current = 1;
+            continue;
+        }
+        if (kind == SEGMENT_LINETO && have_current)
+            add_ruling(c, current[0], current[1], here[0], here[1]);
+        current[0] = here[0];
+        current[1] = here[1];
+        have_current = 1;
+        if (have_start && segment_close(segment)) {
+            add_ruling(c, current[0], current[1], start[0], start[1]);
+            current[0] = start[0];
+            current[1] = start[1];
+        }
+    }
+}
+
+/* `pdf_pdfium._walk` over a page (form == NULL) or a form's objects. */
+static void walk(Drawing *d, void *page, void *form, Matrix outer, int identity) {
+    Context *c = d->context;
+    int count = form ? count_form_objects(form) : count_objects(page);
+    for (int index = 0; index < count && !c->failed; index++) {
+        void *object = form ? get_form_object(form, (unsigned long)index)
+                            : get_object(page, index);
+        if (--d->budget < 0) return;
+        int kind = object_type(object);
+        if (kind == PAGEOBJ_TEXT) {
+            if (!grow((void **)&c->text_objects, &c->text_object_capacity,
+                      c->text_object_count + 1, sizeof(uint64_t))) {
+                c->failed = 1;
+                return;
+            }
+            c->text_objects[c->text_object_count++] = (uint64_t)(uintptr_t)object;
+            continue;
+        }
+        if ((kind != PAGEOBJ_PATH && kind != PAGEOBJ_FORM) ||
+            !object_matrix(object, &d->matrix))
+            continue;
+        FloatMatrix *f = &d->matrix;
+        Matrix inner = {f->a, f->b, f->c, f->d, f->e, f->f};
+        if (kind == PAGEOBJ_PATH) {
+            if (c->ruling_count <= MAX_RULINGS)
+                path_rulings(d, object, identity ? inner : times(inner, outer));
+        } else {
+            walk(d, page, object, times(inner, outer), 0);
+        }
+    }
+}
+
+/* `pdf_pdfium.page_drawing`: the page's text objects in drawing order and its
+   rulings. Returns 0, or -1. */
+int32_t curator_page_drawing(Context *context, void *page) {
+    context->text_object_count = context->ruling_count = 0;
+    context->failed = 0;
+    Drawing d = {0};
+    d.context = context;
+    d.budget = MAX_OBJECTS;
+    Matrix identity = {1.0, 0.0, 0.0, 1.0, 0.0, 0.0};
+    walk(&d, page, NULL, identity, 1);
+    return context->failed ? -1 : 0;
+}

@@ -1,0 +1,185 @@
+"""The compiled reader of PDF pages reads every page as the Python reader does."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pypdfium2
+import pytest
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+from reportlab.pdfgen import canvas
+
+from ingestion.formats import pdf, pdf_native, pdf_reader
+from ingestion.formats.pdf_native import NativePages
+from ingestion.formats.pdf_pdfium import address, page_drawing, page_words
+from tests.ingestion.formats.common import CORPUS, WHOLE
+from tests.ingestion.formats.pdf_samples import SALES, SALES_SPANS, table_pdf
+from tests.ingestion.formats.test_pdf import lines_at, make_pdf
+
+
+def test_the_compiled_reader_is_built() -> None:
+    assert pdf_native.available(), (
+        f"{pdf_native.LIBRARY_PATH} is missing or old: `make venv-dev` builds it "
+        "(it needs a C compiler, cc)"
+    )
+
+
+@pytest.fixture
+def native() -> NativePages:
+    if not pdf_native.available():
+        pytest.fail("the compiled PDF page reader is not built: run make venv-dev")
+    reader = NativePages()
+    yield reader
+    reader.close()
+
+
+def differences(data: bytes, native: NativePages) -> list[str]:
+    """Pages where the two readers differ: their glyphs, counts, rulings or the
+    order of their text objects."""
+    found = []
+    document = pypdfium2.PdfDocument(data)
+    try:
+        for index in range(len(document)):
+            page = document[index]
+            textpage = page.get_textpage()
+            try:
+                drawn = page_drawing(address(page.raw))
+                compiled = page_drawing(address(page.raw), native)
+                words = page_words(address(textpage.raw), drawn.text_objects)
+                compiled_words = page_words(
+                    address(textpage.raw), compiled.text_objects, native
+                )
+            finally:
+                textpage.close()
+                page.close()
+            if drawn != compiled:
+                found.append(f"page {index + 1}: rulings or text objects")
+            if words != compiled_words:
+                found.append(f"page {index + 1}: words")
+            if not words.glyphs and words.chars:
+                found.append(f"page {index + 1}: no glyphs read")
+    finally:
+        document.close()
+    return found
+
+
+def rotated(angle: str) -> str:
+    matrices = {"90": "0 1 -1 0", "180": "-1 0 0 -1", "270": "0 -1 1 0"}
+    return f"BT /F1 12 Tf {matrices[angle]} 300 400 Tm (Turned {angle}) Tj ET"
+
+
+def vertical_chinese() -> bytes:
+    font = UnicodeCIDFont("STSong-Light", isVertical=True)
+    font.name = font.fontName = "STSong-Light-Vertical"
+    pdfmetrics.registerFont(font)
+    data = io.BytesIO()
+    page = canvas.Canvas(data)
+    page.setFont(font.fontName, 14)
+    for index, column in enumerate(["劳动合同法第一条", "为了完善劳动合同制度"]):
+        page.drawString(500 - 24 * index, 780, column)
+    page.showPage()
+    page.save()
+    return data.getvalue()
+
+
+def form_with_rulings() -> bytes:
+    """A page whose grid is drawn by a form XObject under a scaling matrix."""
+    grid = b"0 0 m 200 0 l 200 100 l 0 100 l h S 100 0 m 100 100 l S 0 50 m 200 50 l S"
+    data = make_pdf("q 1.5 0 0 1.5 50 300 cm /Fm1 Do Q\n" + lines_at(72, 700, "Grid"))
+    form = (
+        b"<</Type/XObject/Subtype/Form/BBox[0 0 200 100]/Length "
+        + str(len(grid)).encode()
+        + b">>stream\n"
+        + grid
+        + b"\nendstream"
+    )
+    # make_pdf's objects: 1 catalog, 2 pages, 3 page, 4 content, 5 font.
+    data = data.replace(
+        b"/Resources<</Font<</F1 5 0 R>>>>",
+        b"/Resources<</Font<</F1 5 0 R>>/XObject<</Fm1 6 0 R>>>>",
+    )
+    return data.replace(b"trailer", b"6 0 obj" + form + b"\nendobj\ntrailer")
+
+
+SAMPLES = {
+    "lines and a hyphen ending a line": make_pdf(
+        lines_at(72, 700, "Annual leave is granted to every", "employee of the com-")
+        + "\n"
+        + lines_at(72, 672, "pany after probation.")
+    ),
+    "a note drawn after its baseline": make_pdf(
+        lines_at(120, 700, "The leave year starts in", "January and ends in")
+        + "\nBT /F1 8 Tf 90 686 Td (NOTE) Tj ET\n"
+        + lines_at(120, 672, "December.")
+    ),
+    "text turned three ways": make_pdf(
+        "\n".join(rotated(angle) for angle in ("90", "180", "270"))
+    ),
+    "letters spread over boxes": make_pdf(
+        "BT /F1 12 Tf 40 Tc 72 700 Td (12345) Tj ET\n" + lines_at(72, 650, "Total")
+    ),
+    "vertical Chinese": vertical_chinese(),
+    "a ruled table": table_pdf(SALES, spans=SALES_SPANS),
+    "a grid in a form": form_with_rulings(),
+    "an empty page": make_pdf(""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_both_readers_read_each_page_alike(name: str, native: NativePages) -> None:
+    assert differences(SAMPLES[name], native) == []
+
+
+def test_a_form_draws_its_rulings_under_its_matrix(native: NativePages) -> None:
+    document = pypdfium2.PdfDocument(form_with_rulings())
+    page = document[0]
+    try:
+        rulings = page_drawing(address(page.raw), native).rulings
+    finally:
+        page.close()
+        document.close()
+    assert (50.0, -300.0, 350.0, -300.0) in rulings  # the bottom edge, scaled
+    assert (200.0, -450.0, 200.0, -300.0) in rulings  # the middle column
+
+
+def corpus_pdfs() -> list[Path]:
+    return sorted(CORPUS.rglob("*.pdf")) if CORPUS.is_dir() else []
+
+
+def test_both_readers_read_every_corpus_page_alike(native: NativePages) -> None:
+    files = corpus_pdfs()
+    if not files:
+        pytest.skip(f"{CORPUS} is not here")
+    found = {}
+    for path in files:
+        try:
+            pypdfium2.PdfDocument(path.read_bytes()).close()
+        except pypdfium2.PdfiumError:
+            continue  # encrypted or broken: pdfminer's to read or refuse
+        problems = differences(path.read_bytes(), native)
+        if problems:
+            found[path.name] = problems
+    assert found == {}
+
+
+def test_without_the_compiled_reader_a_pdf_reads_the_same(monkeypatch) -> None:
+    data = table_pdf(SALES, spans=SALES_SPANS)
+    compiled = pdf.parse(data, WHOLE)
+    monkeypatch.setattr(pdf_reader.NativePages, "open", classmethod(lambda cls: None))
+    assert pdf.parse(data, WHOLE) == compiled
+
+
+def test_a_missing_build_leaves_the_python_reader(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(pdf_native, "LIBRARY_PATH", tmp_path / "pdfium_pages.so")
+    assert pdf_native._load() is None
+
+
+def test_a_build_that_cannot_be_loaded_leaves_the_python_reader(
+    monkeypatch, tmp_path
+) -> None:
+    broken = tmp_path / "pdfium_pages.so"
+    broken.write_bytes(b"not a shared object")
+    monkeypatch.setattr(pdf_native, "LIBRARY_PATH", broken)
+    assert pdf_native._load() is None
