@@ -184,11 +184,12 @@ def _read_unruled(
     if label_end > value_start:
         return None  # a "label" reaching into the amounts: not a table
     header = _header_rows(rows, start, taken, value_start, label_end)
-    table_rows: list[list[list[str]]] = []
-    lines: list[Line] = []
+    # Each cell's column first: a cell between columns refuses the table before
+    # any row of (maybe hundreds of) empty cells is made.
+    placed: list[tuple[_Row, list[int]]] = []
     for index, row in enumerate([*header, *body]):
-        cells: list[list[str]] = [[] for _ in range(len(columns) + 1)]
         caption = index < len(header) and _is_caption(row, columns, value_start)
+        row_columns: list[int] = []
         for cell in row.cells:
             if cell.end <= value_start:
                 column = 0
@@ -196,6 +197,13 @@ def _read_unruled(
                 column = 1 if caption else _column_of(cell, columns)
             if column is None:
                 return None
+            row_columns.append(column)
+        placed.append((row, row_columns))
+    table_rows: list[list[list[str]]] = []
+    lines: list[Line] = []
+    for row, row_columns in placed:
+        cells: list[list[str]] = [[] for _ in range(len(columns) + 1)]
+        for cell, column in zip(row.cells, row_columns, strict=True):
             cells[column].append(cell.text)
             lines.extend(cell.lines)
         table_rows.append(cells)

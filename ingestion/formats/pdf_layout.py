@@ -8,6 +8,7 @@ geometric checks is enough, at a fraction of the cost.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -178,13 +179,22 @@ def glyph_paragraphs(glyphs: list[Glyph]) -> list[list[str]]:
     return [[line.text for line in lines] for lines in glyph_lines(glyphs)]
 
 
-def glyph_lines(glyphs: list[Glyph]) -> list[list[Line]]:
+def glyph_lines(glyphs: Sequence[Glyph]) -> list[list[Line]]:
     """Group glyphs into lines, and lines into paragraphs.
 
     Lines are built in content-stream order. A new line joins the most recently
     extended paragraph whose last line sits just above it, so columns drawn row by
-    row (forms, newsletters) still come out one paragraph at a time.
+    row (forms, newsletters) still come out one paragraph at a time. Glyphs of
+    the compiled PDF reader (`pdf_native.NativeGlyphs`) are placed by it, the
+    same way.
     """
+    placed_by_reader = getattr(glyphs, "paragraph_lines", None)
+    if placed_by_reader is not None and (found := placed_by_reader()) is not None:
+        return found
+    return _python_lines(glyphs)
+
+
+def _python_lines(glyphs: Sequence[Glyph]) -> list[list[Line]]:
     paragraphs: list[list[Line]] = []
     recent: list[int] = []  # paragraph indexes, most recently extended last
     line: Line | None = None

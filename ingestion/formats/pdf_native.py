@@ -1,8 +1,10 @@
 """The compiled reader of PDF pages (`native/pdfium_pages.c`), where it was built.
 
 `make` builds it next to its source; without a C compiler it is absent and
-`pdf_pdfium.py` reads the words and rulings in Python, as before, to the same
-glyphs and rulings (tests hold the two equal on every corpus PDF). It is loaded
+`pdf_pdfium.py` reads the words and rulings, and `pdf_layout.glyph_lines` places
+the lines, in Python, as before, to the same results (tests hold the two equal
+on every corpus PDF). A page's glyphs stay in the reader's arrays
+(`NativeGlyphs`) and become tuples only for a page with a ruled table. It is loaded
 once, at import, before the parser server changes user (`ingestion.sandbox`);
 an old build (another `CURATOR_ABI`) is not used.
 """
@@ -11,12 +13,16 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 from pypdfium2_raw.bindings import _libs
 
-from .pdf_layout import Glyph
+from core.text import UNSPACED
+
+from .pdf_layout import Glyph, Line
 from .pdf_tables import Box
 
 logger = logging.getLogger(__name__)
@@ -60,6 +66,32 @@ _GLYPH = np.dtype(
     ]
 )
 _TEXT_END = " -"
+# The C file's `Line`.
+_LINE = np.dtype(
+    [
+        ("direction", "<i4"),
+        ("paragraph", "<i4"),
+        ("text_start", "<i4"),
+        ("text_length", "<i4"),
+        ("start", "<f8"),
+        ("end", "<f8"),
+        ("across", "<f8"),
+        ("size", "<f8"),
+    ]
+)
+
+
+def _ranges(character_class: str) -> np.ndarray:
+    """A regular expression's character class ("a-z0") as (first, last) code
+    points, for the C file's CJK test (`textutil.is_cjk`)."""
+    pairs = [
+        (ord(first), ord(last or first))
+        for first, last in re.findall(r"(.)(?:-(.))?", character_class, re.DOTALL)
+    ]
+    return np.array(pairs, dtype="<u4").reshape(-1)
+
+
+_CJK_RANGES = _ranges(UNSPACED)
 
 Runs = list[tuple[int, int | None]]  # (glyphs before it, text object) a change
 
@@ -81,6 +113,12 @@ class _Context(ctypes.Structure):
         ("ruling_count", ctypes.c_int32),
         ("ruling_capacity", ctypes.c_int32),
         ("failed", ctypes.c_int32),
+        ("lines", ctypes.c_void_p),
+        ("line_count", ctypes.c_int32),
+        ("line_capacity", ctypes.c_int32),
+        ("line_text", ctypes.c_void_p),
+        ("line_text_length", ctypes.c_int32),
+        ("line_text_capacity", ctypes.c_int32),
     )
 
 
@@ -119,6 +157,16 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_void_p,
     )
     library.curator_page_unicode.restype = None
+    library.curator_page_lines.argtypes = (
+        ctypes.POINTER(_Context),
+        ctypes.c_void_p,
+        ctypes.c_int32,
+        ctypes.c_char_p,
+        ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_int32,
+    )
+    library.curator_page_lines.restype = ctypes.c_int32
     return library
 
 
@@ -160,57 +208,87 @@ class NativePages:
             self._library.curator_context_free(self._context)
             self._context = None
 
+    def _check_open(self) -> None:
+        if not self._context:
+            raise ValueError("the PDF page reader is closed")
+
     def unicode(self, textpage: int, count: int) -> np.ndarray:
         """The code point of each of the text page's `count` characters."""
+        self._check_open()
         codes = np.empty(count, dtype="<u4")
         self._library.curator_page_unicode(textpage, count, codes.ctypes.data)
         return codes
 
-    def words(self, textpage: int, text: str) -> tuple[list[Glyph], Runs] | None:
+    def words(self, textpage: int, text: str) -> tuple[Sequence[Glyph], Runs] | None:
         """The glyphs of `text`'s words (pdfium's text page at `textpage`) and
         where the text object changes, as `pdf_pdfium.python_words` gives them;
         None when the reader ran out of memory."""
+        self._check_open()
+        encoded = text.encode("utf-32-le")
         count = self._library.curator_page_words(
-            self._context, textpage, text.encode("utf-32-le"), len(text)
+            self._context, textpage, encoded, len(text)
         )
         if count < 0:
             return None
         context = self._context.contents
-        found = _array(context.glyphs, _GLYPH, count)
-        source = text + _TEXT_END
-        texts = [
-            source[first:end]
-            for first, end in zip(
-                found["first"].tolist(), found["end"].tolist(), strict=True
-            )
-        ]
-        for index in np.flatnonzero(found["hyphen"]).tolist():
-            texts[index] += "-"
-        glyphs: list[Glyph] = list(
-            zip(
-                texts,
-                found["direction"].tolist(),
-                found["start"].tolist(),
-                found["stop"].tolist(),
-                found["across"].tolist(),
-                found["size"].tolist(),
-                strict=True,
-            )
+        glyphs = NativeGlyphs(
+            self, _array(context.glyphs, _GLYPH, count), text, encoded
         )
         runs = context.run_count
         objects = _array(context.run_objects, "<u8", runs).tolist()
-        runs_list: Runs = list(
+        return glyphs, list(
             zip(
                 _array(context.run_glyphs, "<i4", runs).tolist(),
-                [obj or None for obj in objects],
+                [text_object or None for text_object in objects],
                 strict=True,
             )
         )
-        return glyphs, runs_list
+
+    def lines(self, glyphs: NativeGlyphs) -> list[list[Line]] | None:
+        """`pdf_layout.glyph_lines` of the page's glyphs, or None when out of
+        memory or closed (the Python loop places them then)."""
+        if not self._context:  # closed with its document
+            return None
+        records = glyphs.records
+        count = self._library.curator_page_lines(
+            self._context,
+            records.ctypes.data,
+            len(records),
+            glyphs.encoded,
+            len(glyphs.text),
+            _CJK_RANGES.ctypes.data,
+            len(_CJK_RANGES) // 2,
+        )
+        if count < 0:
+            return None
+        context = self._context.contents
+        found = _array(context.lines, _LINE, count)
+        text = ctypes.string_at(context.line_text, 4 * context.line_text_length)
+        text = text.decode("utf-32-le", "surrogatepass")
+        starts = found["text_start"].tolist()
+        ends = (found["text_start"] + found["text_length"]).tolist()
+        homes = found["paragraph"].tolist()
+        paragraphs: list[list[Line]] = [[] for _ in range(max(homes, default=-1) + 1)]
+        for home, direction, start, end, across, size, first, last in zip(
+            homes,
+            found["direction"].tolist(),
+            found["start"].tolist(),
+            found["end"].tolist(),
+            found["across"].tolist(),
+            found["size"].tolist(),
+            starts,
+            ends,
+            strict=True,
+        ):
+            paragraphs[home].append(
+                Line(direction, start, end, across, size, [text[first:last]])
+            )
+        return paragraphs
 
     def drawing(self, page: int) -> tuple[list[int], list[Box]] | None:
         """The page's text objects in drawing order and its rulings, as
         `pdf_pdfium.page_drawing`'s walk gives them; None when out of memory."""
+        self._check_open()
         if self._library.curator_page_drawing(self._context, page) < 0:
             return None
         context = self._context.contents
@@ -220,3 +298,76 @@ class NativePages:
         flat = _array(context.rulings, "<f8", 4 * context.ruling_count).tolist()
         rulings: list[Box] = list(zip(*[iter(flat)] * 4, strict=True))
         return text_objects, rulings
+
+
+class NativeGlyphs(Sequence[Glyph]):
+    """A page's glyphs as the compiled reader gave them: made into tuples only
+    when asked for (a page with a ruled table), and placed into lines and
+    paragraphs by the compiled reader (`paragraph_lines`, which
+    `pdf_layout.glyph_lines` calls)."""
+
+    def __init__(
+        self, pages: NativePages, records: np.ndarray, text: str, encoded: bytes
+    ) -> None:
+        self.records, self.text, self.encoded = records, text, encoded
+        self._pages = pages
+        self._tuples: list[Glyph] | None = None
+        self._firsts: list[int] | None = None
+
+    def tuples(self) -> list[Glyph]:
+        if self._tuples is None:
+            found, source = self.records, self.text + _TEXT_END
+            texts = [
+                source[first:end]
+                for first, end in zip(
+                    found["first"].tolist(), found["end"].tolist(), strict=True
+                )
+            ]
+            for index in np.flatnonzero(found["hyphen"]).tolist():
+                texts[index] += "-"
+            self._tuples = list(
+                zip(
+                    texts,
+                    found["direction"].tolist(),
+                    found["start"].tolist(),
+                    found["stop"].tolist(),
+                    found["across"].tolist(),
+                    found["size"].tolist(),
+                    strict=True,
+                )
+            )
+        return self._tuples
+
+    def taken(self, parts: list[tuple[int, int]]) -> NativeGlyphs:
+        """The glyphs of `parts`, (first, end) index ranges, in that order."""
+        bounds = np.array(parts or [(0, 0)], dtype=np.int64).reshape(-1, 2)
+        lengths = bounds[:, 1] - bounds[:, 0]
+        # Each part's indexes as one array: its first, counted on from where
+        # the part begins in the result.
+        begins = np.cumsum(lengths) - lengths
+        indexes = np.repeat(bounds[:, 0] - begins, lengths) + np.arange(lengths.sum())
+        return NativeGlyphs(self._pages, self.records[indexes], self.text, self.encoded)
+
+    def paragraph_lines(self) -> list[list[Line]] | None:
+        """The lines of each paragraph, or None (out of memory)."""
+        return self._pages.lines(self)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def is_space(self, index: int) -> bool:
+        """Whether glyph `index` is a space (without making the tuples)."""
+        if self._firsts is None:
+            self._firsts = self.records["first"].tolist()
+        return self._firsts[index] == len(self.text)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.tuples()[index]
+
+    def __iter__(self) -> Iterator[Glyph]:
+        return iter(self.tuples())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,7 @@ import pypdfium2.raw as pdfium_c
 from pypdfium2_raw.bindings import _libs
 
 from .pdf_layout import Glyph
-from .pdf_native import NativePages, Runs
+from .pdf_native import NativeGlyphs, NativePages, Runs
 from .pdf_tables import Box, add_ruling, ruling_limit_reached
 
 _VOID, _INT, _DOUBLE = ctypes.c_void_p, ctypes.c_int, ctypes.c_double
@@ -137,7 +138,7 @@ class PageWords:
     (pdfium wrote the font's code instead), sampled; and those read as a
     replacement, private-use or control character."""
 
-    glyphs: list[Glyph]
+    glyphs: Sequence[Glyph]
     chars: int = 0
     unmapped_share: float = 0.0
     odd: int = 0
@@ -229,8 +230,8 @@ def _hyphen(textpage: int, word: str, last: int) -> str:
 
 
 def _in_drawing_order(
-    glyphs: list[Glyph], runs: Runs, order: dict[int, int]
-) -> list[Glyph]:
+    glyphs: Sequence[Glyph], runs: Runs, order: dict[int, int]
+) -> Sequence[Glyph]:
     """The glyphs sorted by where their text objects are drawn: pdfium sorts the
     objects of one baseline left to right, which would pull a margin note drawn
     after a paragraph into the middle of it. A space glyph goes with the word
@@ -247,15 +248,22 @@ def _in_drawing_order(
     if in_order:
         return glyphs
     bounds = [start for _, start in placed] + [len(glyphs)]
-    ordered: list[Glyph] = []
+    kept: list[tuple[int, int]] = []  # (first, end) of each part, in order
+    is_space = (
+        glyphs.is_space
+        if isinstance(glyphs, NativeGlyphs)
+        else lambda index: glyphs[index][0] == " "
+    )
     previous = -2
     for index in sorted(range(len(placed)), key=lambda index: placed[index][0]):
-        part = glyphs[bounds[index] : bounds[index + 1]]
-        if part and part[0][0] == " " and previous != index - 1:
-            part = part[1:]
-        ordered.extend(part)
+        first, end = bounds[index], bounds[index + 1]
+        if first < end and is_space(first) and previous != index - 1:
+            first += 1
+        kept.append((first, end))
         previous = index
-    return ordered
+    if isinstance(glyphs, NativeGlyphs):
+        return glyphs.taken(kept)
+    return [glyph for first, end in kept for glyph in glyphs[first:end]]
 
 
 def _unmapped_share(textpage: int, text: str) -> float:

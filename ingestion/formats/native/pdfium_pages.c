@@ -1,10 +1,11 @@
-/* A PDF page's words and rulings from pdfium, one call a page.
+/* A PDF page's words and rulings from pdfium, and its lines and paragraphs, one
+   call a page each.
 
-   The same reading as `pdf_pdfium.py`'s Python loops, which stay as the fallback
-   and the reference (tests compare the two on every corpus PDF): there, each word
-   and each path segment costs a microsecond or two of Python around a few pdfium
-   calls; here the calls are made from C and the results written to arrays that
-   Python reads a column at a time. Plain C with no Python API: it is loaded with
+   The same reading as the Python loops of `pdf_pdfium.py` and
+   `pdf_layout.glyph_lines`, which stay as the fallback and the reference (tests
+   compare the two on every corpus PDF): there, each word, path segment and line
+   costs a microsecond or two of Python around a few pdfium calls; here the loops
+   run in C and write arrays that Python reads a column at a time. Plain C with no Python API: it is loaded with
    ctypes, and pdfium's functions are handed over by address (`curator_bind`), so
    nothing links against pypdfium2's library. Built by `make` (-ffp-contract=off:
    the arithmetic, done in doubles in the order Python does it, gives the same
@@ -95,6 +96,12 @@ typedef struct {
     double *rulings; /* x0, top, x1, bottom */
     int32_t ruling_count, ruling_capacity;
     int32_t failed; /* out of memory */
+    struct Line *lines;
+    int32_t line_count, line_capacity;
+    uint32_t *line_text; /* every line's text, one after the other */
+    int32_t line_text_length, line_text_capacity;
+    int32_t *paragraph_last, *recent; /* work space of curator_page_lines */
+    int32_t paragraph_last_capacity, recent_capacity;
 } Context;
 
 Context *curator_context_new(void) { return calloc(1, sizeof(Context)); }
@@ -106,6 +113,10 @@ void curator_context_free(Context *context) {
     free(context->run_objects);
     free(context->text_objects);
     free(context->rulings);
+    free(context->lines);
+    free(context->line_text);
+    free(context->paragraph_last);
+    free(context->recent);
     free(context);
 }
 
@@ -452,4 +463,197 @@ int32_t curator_page_drawing(Context *context, void *page) {
     Matrix identity = {1.0, 0.0, 0.0, 1.0, 0.0, 0.0};
     walk(&d, page, NULL, identity, 1);
     return context->failed ? -1 : 0;
+}
+
+/* ---- lines and paragraphs -------------------------------------------------- */
+
+/* pdf_layout's constants, which these mirror */
+#define LINE_TOLERANCE 0.5
+#define WORD_GAP 0.1
+#define CJK_WORD_GAP 1.0
+#define MAX_LINE_STEP 1.6
+#define MAX_SIZE_RATIO 1.25
+#define MAX_WORD_GAP 1.0
+#define OPEN_PARAGRAPHS 16
+
+/* A line of pdf_layout (`Line`): its text is line_text[text_start:][:text_length]. */
+typedef struct Line {
+    int32_t direction, paragraph, text_start, text_length;
+    double start, end, across, size;
+} Line;
+
+typedef struct {
+    const uint32_t *ranges; /* first, last code point of each CJK range */
+    int32_t count;
+} Ranges;
+
+static int is_cjk(const Ranges *cjk, uint32_t c) { /* textutil.is_cjk */
+    for (int32_t i = 0; i < cjk->count; i++)
+        if (c >= cjk->ranges[2 * i] && c <= cjk->ranges[2 * i + 1]) return 1;
+    return 0;
+}
+
+static void to_page(int direction, double along, double across, double *x, double *y) {
+    switch (direction) {
+    case 0: *x = along; *y = across; break;
+    case 1: *x = -across; *y = along; break;
+    case 2: *x = -along; *y = -across; break;
+    default: *x = across; *y = -along; break;
+    }
+}
+
+/* `pdf_layout._place_line`: the paragraph line `at` goes to. */
+static int32_t place_line(Context *c, int32_t at, int32_t previous, int32_t previous_home,
+                          int32_t *paragraphs, int32_t *recent_count) {
+    Line *line = &c->lines[at];
+    int32_t home = -1;
+    if (previous >= 0 && c->lines[previous].direction != line->direction) {
+        Line *before = &c->lines[previous];
+        double x0, y0, x1, y1;
+        to_page(before->direction, before->end, before->across, &x0, &y0);
+        to_page(line->direction, line->start, line->across, &x1, &y1);
+        double scale = line->size >= before->size ? line->size : before->size;
+        if (hypot(x1 - x0, y1 - y0) <= MAX_LINE_STEP * scale) home = previous_home;
+    }
+    if (home < 0) {
+        double across = line->across, size = line->size, start = line->start;
+        int32_t open = *recent_count < OPEN_PARAGRAPHS ? *recent_count : OPEN_PARAGRAPHS;
+        for (int32_t k = 1; k <= open; k++) {
+            int32_t index = c->recent[*recent_count - k];
+            Line *above = &c->lines[c->paragraph_last[index]];
+            double step = above->across - across;
+            double above_size = above->size;
+            double scale = above_size > size ? above_size : size;
+            if (step <= 0 || step > MAX_LINE_STEP * scale) continue;
+            double smaller = size < above_size ? size : above_size;
+            if (above->direction == line->direction && LINE_TOLERANCE * scale < step &&
+                above->start - 0.5 * (above->end - above->start) <= start &&
+                start <= above->end && scale <= MAX_SIZE_RATIO * smaller) {
+                home = index;
+                break;
+            }
+        }
+    }
+    if (home < 0) {
+        home = (*paragraphs)++;
+        if (!grow((void **)&c->paragraph_last, &c->paragraph_last_capacity, home + 1,
+                  sizeof(int32_t)) ||
+            !grow((void **)&c->recent, &c->recent_capacity, home + 1, sizeof(int32_t))) {
+            c->failed = 1;
+            return home;
+        }
+    } else { /* recent.remove(home) */
+        int32_t i = 0;
+        while (i < *recent_count && c->recent[i] != home) i++;
+        if (i < *recent_count) {
+            for (; i + 1 < *recent_count; i++) c->recent[i] = c->recent[i + 1];
+            (*recent_count)--;
+        }
+    }
+    c->paragraph_last[home] = at;
+    c->recent[(*recent_count)++] = home;
+    line->paragraph = home;
+    return home;
+}
+
+static int put_text(Context *c, const uint32_t *text, int32_t count, const Glyph *g,
+                    int space) {
+    int32_t length = (g->end - g->first) + (space ? 1 : 0) + (g->hyphen ? 1 : 0);
+    if (!grow((void **)&c->line_text, &c->line_text_capacity,
+              c->line_text_length + length, sizeof(uint32_t))) {
+        c->failed = 1;
+        return 0;
+    }
+    uint32_t *out = &c->line_text[c->line_text_length];
+    if (space) *out++ = ' ';
+    for (int32_t i = g->first; i < g->end; i++)
+        *out++ = i < count ? text[i] : (i == count ? ' ' : '-'); /* the " -" after it */
+    if (g->hyphen) *out++ = '-';
+    c->line_text_length += length;
+    return 1;
+}
+
+static uint32_t first_char(const uint32_t *text, int32_t count, const Glyph *g) {
+    return g->first < count ? text[g->first] : (g->first == count ? ' ' : '-');
+}
+
+static uint32_t last_char(const uint32_t *text, int32_t count, const Glyph *g) {
+    if (g->hyphen) return '-';
+    int32_t i = g->end - 1;
+    return i < count ? text[i] : (i == count ? ' ' : '-');
+}
+
+/* `pdf_layout.glyph_lines` over the glyphs of curator_page_words (`glyphs`, in
+   drawing order) and their page text: lines in the order they start, each with
+   its paragraph. Returns the number of lines, or -1. */
+int32_t curator_page_lines(Context *c, const Glyph *glyphs, int32_t count,
+                           const uint32_t *text, int32_t text_count,
+                           const uint32_t *cjk_ranges, int32_t range_count) {
+    Ranges cjk = {cjk_ranges, range_count};
+    c->line_count = c->line_text_length = 0;
+    c->failed = 0;
+    int32_t paragraphs = 0, recent_count = 0, home = -1, line = -1;
+    int pending_space = 0;
+    int line_direction = -1;
+    double line_end = 0.0, line_across = 0.0, line_size = 0.0;
+    uint32_t last = 0; /* the line's last character */
+    for (int32_t i = 0; i < count && !c->failed; i++) {
+        const Glyph *g = &glyphs[i];
+        if (g->first == text_count) { /* a space glyph: the only whitespace one */
+            pending_space = 1;
+            continue;
+        }
+        double start = g->start, end = g->stop, across = g->across, size = g->size;
+        if (g->direction == line_direction) {
+            double scale = size > line_size ? size : line_size;
+            if (fabs(across - line_across) <= LINE_TOLERANCE * scale &&
+                line_end - scale <= start && start <= line_end + MAX_WORD_GAP * scale) {
+                double gap = start - line_end;
+                uint32_t first = first_char(text, text_count, g);
+                int space;
+                if (last >= 0x2E80 && first >= 0x2E80 && is_cjk(&cjk, last) &&
+                    is_cjk(&cjk, first))
+                    space = gap > CJK_WORD_GAP * scale;
+                else
+                    space = pending_space || gap > WORD_GAP * scale;
+                if (!put_text(c, text, text_count, g, space)) break;
+                c->lines[line].text_length += (g->end - g->first) + space + g->hyphen;
+                last = last_char(text, text_count, g);
+                line_end = end > line_end ? end : line_end;
+                line_across = across;
+                line_size = scale;
+                pending_space = 0;
+                continue;
+            }
+        }
+        if (line >= 0) {
+            c->lines[line].end = line_end;
+            c->lines[line].across = line_across;
+            c->lines[line].size = line_size;
+        }
+        if (!grow((void **)&c->lines, &c->line_capacity, c->line_count + 1,
+                  sizeof(Line))) {
+            c->failed = 1;
+            break;
+        }
+        int32_t at = c->line_count++;
+        c->lines[at] = (Line){g->direction, -1, c->line_text_length, 0,
+                              start, end, across, size};
+        if (!put_text(c, text, text_count, g, 0)) break;
+        c->lines[at].text_length = (g->end - g->first) + g->hyphen;
+        home = place_line(c, at, line, home, &paragraphs, &recent_count);
+        line = at;
+        line_direction = g->direction;
+        line_end = end;
+        line_across = across;
+        line_size = size;
+        last = last_char(text, text_count, g);
+        pending_space = 0;
+    }
+    if (line >= 0 && !c->failed) {
+        c->lines[line].end = line_end;
+        c->lines[line].across = line_across;
+        c->lines[line].size = line_size;
+    }
+    return c->failed ? -1 : c->line_count;
 }

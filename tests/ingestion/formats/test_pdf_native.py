@@ -12,7 +12,8 @@ from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfgen import canvas
 
 from ingestion.formats import pdf, pdf_native, pdf_reader
-from ingestion.formats.pdf_native import NativePages
+from ingestion.formats.pdf_layout import Line, glyph_lines
+from ingestion.formats.pdf_native import NativeGlyphs, NativePages
 from ingestion.formats.pdf_pdfium import address, page_drawing, page_words
 from tests.ingestion.formats.common import CORPUS, WHOLE
 from tests.ingestion.formats.pdf_samples import SALES, SALES_SPANS, table_pdf
@@ -35,9 +36,19 @@ def native() -> NativePages:
     reader.close()
 
 
+def described(paragraphs: list[list[Line]]) -> list[list[tuple]]:
+    return [
+        [
+            (line.direction, line.start, line.end, line.across, line.size, line.text)
+            for line in lines
+        ]
+        for lines in paragraphs
+    ]
+
+
 def differences(data: bytes, native: NativePages) -> list[str]:
-    """Pages where the two readers differ: their glyphs, counts, rulings or the
-    order of their text objects."""
+    """Pages where the two readers differ: their glyphs, counts, rulings, the
+    order of their text objects, or their lines and paragraphs."""
     found = []
     document = pypdfium2.PdfDocument(data)
     try:
@@ -54,6 +65,10 @@ def differences(data: bytes, native: NativePages) -> list[str]:
             finally:
                 textpage.close()
                 page.close()
+            if isinstance(compiled_words.glyphs, NativeGlyphs) and described(
+                glyph_lines(compiled_words.glyphs)
+            ) != described(glyph_lines(list(words.glyphs))):
+                found.append(f"page {index + 1}: lines")
             if drawn != compiled:
                 found.append(f"page {index + 1}: rulings or text objects")
             if words != compiled_words:
@@ -169,6 +184,31 @@ def test_without_the_compiled_reader_a_pdf_reads_the_same(monkeypatch) -> None:
     compiled = pdf.parse(data, WHOLE)
     monkeypatch.setattr(pdf_reader.NativePages, "open", classmethod(lambda cls: None))
     assert pdf.parse(data, WHOLE) == compiled
+
+
+def test_glyphs_kept_past_their_document_are_placed_in_python() -> None:
+    document = pypdfium2.PdfDocument(SAMPLES["lines and a hyphen ending a line"])
+    page = document[0]
+    textpage = page.get_textpage()
+    reader = NativePages()
+    try:
+        glyphs = page_words(address(textpage.raw), {}, reader).glyphs
+        assert isinstance(glyphs, NativeGlyphs)
+        placed = described(glyph_lines(glyphs))
+    finally:
+        reader.close()
+        textpage.close()
+        page.close()
+        document.close()
+    # The reader's buffers are gone: the Python loop places the same lines.
+    assert described(glyph_lines(glyphs)) == placed
+    assert [[line.text for line in lines] for lines in glyph_lines(glyphs)] == [
+        [
+            "Annual leave is granted to every",
+            "employee of the com-",
+            "pany after probation.",
+        ]
+    ]
 
 
 def test_a_missing_build_leaves_the_python_reader(monkeypatch, tmp_path) -> None:
