@@ -12,7 +12,7 @@ joins it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 
 from .pdf_layout import Line
@@ -41,10 +41,10 @@ class _Cell:
     end: float
     text: str
     lines: list[Line]
+    is_amount: bool = field(init=False)  # asked of each cell many times
 
-    @property
-    def is_amount(self) -> bool:
-        return bool(_AMOUNT.match(self.text))
+    def __post_init__(self) -> None:
+        self.is_amount = _AMOUNT.match(self.text) is not None
 
 
 @dataclass(slots=True)
@@ -88,16 +88,18 @@ def _baseline_rows(paragraphs: list[list[Line]]) -> list[_Row]:
         return []
     lines.sort(key=lambda line: (-line.across, line.start))
     rows: list[_Row] = []
+    row: _Row | None = None
     for line in lines:
-        cell = _Cell(line.start, line.end, line.text, [line])
-        row = rows[-1] if rows else None
-        if row is not None and abs(row.across - line.across) <= 0.3 * max(
-            row.size, line.size
+        text, across, size = line.text, line.across, line.size
+        cell = _Cell(line.start, line.end, text, [line])
+        if row is not None and abs(row.across - across) <= 0.3 * (
+            size if size > row.size else row.size  # max(), without a call
         ):
             row.cells.append(cell)
-            row.size = max(row.size, line.size)
+            row.size = size if size > row.size else row.size
         else:
-            rows.append(_Row(line.across, line.size, [cell]))
+            row = _Row(across, size, [cell])
+            rows.append(row)
     for row in rows:
         if len(row.cells) > 1:
             row.cells.sort(key=lambda cell: cell.start)

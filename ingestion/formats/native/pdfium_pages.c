@@ -26,6 +26,9 @@
 #define MIN_RULING 3.0 /* pdf_tables._MIN_RULING */
 #define MAX_RULINGS 4000 /* pdf_tables._MAX_RULINGS */
 #define MAX_OBJECTS 200000 /* pdf_pdfium._MAX_OBJECTS */
+/* Forms nested deeper than Python's recursion limit: the Python walk, which
+   this then leaves the page to, refuses such a page as Python would. */
+#define MAX_FORM_DEPTH 900
 #define PAGEOBJ_TEXT 1
 #define PAGEOBJ_PATH 2
 #define PAGEOBJ_FORM 5
@@ -386,6 +389,7 @@ static Matrix times(Matrix inner, Matrix outer) { /* pdf_pdfium._times */
 typedef struct {
     Context *context;
     int64_t budget;
+    int depth;
     FloatMatrix matrix;
     float point[2];
 } Drawing;
@@ -446,8 +450,12 @@ static void walk(Drawing *d, void *page, void *form, Matrix outer, int identity)
         if (kind == PAGEOBJ_PATH) {
             if (c->ruling_count <= MAX_RULINGS)
                 path_rulings(d, object, identity ? inner : times(inner, outer));
+        } else if (++d->depth > MAX_FORM_DEPTH) {
+            c->failed = 1;
+            return;
         } else {
             walk(d, page, object, times(inner, outer), 0);
+            d->depth--;
         }
     }
 }
