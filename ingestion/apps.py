@@ -14,7 +14,7 @@ class IngestionConfig(AppConfig):
 
         from . import checks  # noqa: F401 - registers the system checks
         from .artifacts import document_deleted
-        from .health import OCR_HINT, ocr_check
+        from .health import OCR_HINT, PDF_READER_HINT, ocr_check, pdf_reader_check
 
         post_delete.connect(
             document_deleted, sender=Document, dispatch_uid="ingestion-artifacts"
@@ -22,4 +22,10 @@ class IngestionConfig(AppConfig):
 
         readiness.register(
             "ocr", ocr_check, required=False, hints={"unavailable": OCR_HINT}
+        )
+        readiness.register(
+            "pdf_reader",
+            pdf_reader_check,
+            required=False,
+            hints={"python": PDF_READER_HINT},
         )

@@ -116,6 +116,7 @@ def test_readiness_checks_database_migrations_and_storage(api_client):
             # No warm-up in a test client's process (config/wsgi.py starts it).
             "search": "off",
             "ocr": "ok",
+            "pdf_reader": "ok",
             "embedder": "ok",
         },
     }
@@ -133,6 +134,22 @@ def test_readiness_reports_ocr_without_failing_on_it(api_client, settings, monke
     assert disabled.status_code == 200
     assert disabled.json()["checks"]["ocr"] == "disabled"
     assert "hints" not in disabled.json()
+
+
+def test_readiness_reports_pdfs_read_in_python_without_failing_on_it(
+    api_client, monkeypatch, tmp_path
+):
+    monkeypatch.setattr(
+        "ingestion.health.PDF_READER_PATH", tmp_path / "pdfium_pages.so"
+    )
+    response = api_client.get("/api/health/ready")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["pdf_reader"] == "python"
+    assert (
+        "make ingestion/formats/native/pdfium_pages.so"
+        in (response.json()["hints"]["pdf_reader"])
+    )
 
 
 def test_readiness_fails_when_storage_is_not_writable(api_client, settings, tmp_path):

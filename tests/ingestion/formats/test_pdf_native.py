@@ -11,6 +11,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfgen import canvas
 
+from ingestion import health
 from ingestion.formats import pdf, pdf_native, pdf_reader
 from ingestion.formats.pdf_layout import Line, glyph_lines
 from ingestion.formats.pdf_native import NativeGlyphs, NativePages
@@ -209,6 +210,10 @@ def test_glyphs_kept_past_their_document_are_placed_in_python() -> None:
             "pany after probation.",
         ]
     ]
+
+
+def test_the_health_check_looks_where_the_reader_is_loaded_from() -> None:
+    assert health.PDF_READER_PATH == pdf_native.LIBRARY_PATH
 
 
 def test_a_missing_build_leaves_the_python_reader(monkeypatch, tmp_path) -> None:
