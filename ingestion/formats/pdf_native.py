@@ -28,7 +28,7 @@ from .pdf_tables import Box
 logger = logging.getLogger(__name__)
 
 LIBRARY_PATH = Path(__file__).resolve().parent / "native" / "pdfium_pages.so"
-ABI = 1  # the C file's CURATOR_ABI
+ABI = 2  # the C file's CURATOR_ABI
 # pdfium's functions the C file calls, in the order of its `curator_bind`.
 _FUNCTIONS = (
     "FPDFText_GetTextObject",
@@ -50,6 +50,7 @@ _FUNCTIONS = (
     "FPDFPathSegment_GetType",
     "FPDFPathSegment_GetClose",
     "FPDFText_GetUnicode",
+    "FPDFPageObj_GetBounds",
 )
 # The C file's `Glyph` and the end of a page's text it points into for a space
 # glyph and a lone hyphen.
@@ -134,9 +135,13 @@ def _load() -> ctypes.CDLL | None:
     addresses = (ctypes.c_void_p * len(_FUNCTIONS))(
         *(ctypes.cast(pdfium[name], ctypes.c_void_p).value for name in _FUNCTIONS)
     )
-    library.curator_bind.argtypes = (ctypes.c_void_p, ctypes.c_int)
-    library.curator_bind.restype = ctypes.c_int
-    if library.curator_bind(addresses, len(_FUNCTIONS)) != ABI:
+    try:
+        library.curator_bind.argtypes = (ctypes.c_void_p, ctypes.c_int)
+        library.curator_bind.restype = ctypes.c_int
+        bound = library.curator_bind(addresses, len(_FUNCTIONS))
+    except AttributeError:  # not ours
+        bound = None
+    if bound != ABI:
         logger.warning("the compiled PDF page reader is an old build: run make")
         return None
     library.curator_context_new.restype = ctypes.POINTER(_Context)
@@ -167,6 +172,13 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_int32,
     )
     library.curator_page_lines.restype = ctypes.c_int32
+    library.curator_lost_text_objects.argtypes = (
+        ctypes.c_void_p,
+        ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_int32,
+    )
+    library.curator_lost_text_objects.restype = ctypes.c_int32
     return library
 
 
@@ -218,6 +230,18 @@ class NativePages:
         codes = np.empty(count, dtype="<u4")
         self._library.curator_page_unicode(textpage, count, codes.ctypes.data)
         return codes
+
+    def lost_text_objects(
+        self, textpage: int, chars: int, candidates: list[int]
+    ) -> int | None:
+        """`pdf_pdfium.lost_text_objects` of `candidates`; None when out of
+        memory."""
+        self._check_open()
+        found = np.array(candidates, dtype="<u8")
+        lost = self._library.curator_lost_text_objects(
+            textpage, chars, found.ctypes.data, len(found)
+        )
+        return None if lost < 0 else lost
 
     def words(self, textpage: int, text: str) -> tuple[Sequence[Glyph], Runs] | None:
         """The glyphs of `text`'s words (pdfium's text page at `textpage`) and

@@ -94,6 +94,7 @@ _fast_segment = _untyped("FPDFPath_GetPathSegment", _Handle)
 _fast_point = _untyped("FPDFPathSegment_GetPoint", _INT)
 _fast_segment_type = _untyped("FPDFPathSegment_GetType", _INT)
 _fast_segment_close = _untyped("FPDFPathSegment_GetClose", _INT)
+_object_bounds = _untyped("FPDFPageObj_GetBounds", _INT)
 
 _TEXT, _PATH, _FORM = (
     pdfium_c.FPDF_PAGEOBJ_TEXT,
@@ -135,13 +136,15 @@ def address(handle: object) -> int:
 class PageWords:
     """A page's words as glyphs, and what its text says about pdfium's reading:
     characters read (not whitespace); the share of them without a Unicode map
-    (pdfium wrote the font's code instead), sampled; and those read as a
-    replacement, private-use or control character."""
+    (pdfium wrote the font's code instead), sampled; those read as a
+    replacement, private-use or control character; and the text objects it drew
+    but read nothing of (`lost_text_objects`)."""
 
     glyphs: Sequence[Glyph]
     chars: int = 0
     unmapped_share: float = 0.0
     odd: int = 0
+    lost_objects: int = 0
 
 
 def page_words(
@@ -162,7 +165,43 @@ def page_words(
         chars,
         unmapped_share=_unmapped_share(textpage, text),
         odd=odd,
+        lost_objects=lost_text_objects(textpage, len(text), order, runs, native),
     )
+
+
+def lost_text_objects(
+    textpage: int,
+    chars: int,
+    order: dict[int, int],
+    runs: Runs,
+    native: NativePages | None = None,
+) -> int:
+    """The page's text objects that pdfium drew with an extent (their bounds are
+    not a point: a space draws none) but holds no character of in its text page:
+    text it lost (vertical writing in a font it does not have, jo.pdf). Only
+    objects no word starts in are looked at, the characters of the page only
+    where there are such objects."""
+    seen = {text_object for _, text_object in runs}
+    candidates = [text_object for text_object in order if text_object not in seen]
+    if not candidates:
+        return 0
+    if native is not None:
+        lost = native.lost_text_objects(textpage, chars, candidates)
+        if lost is not None:
+            return lost
+    bounds = (ctypes.c_float * 4)()
+    left, bottom, right, top = _pointers(bounds, 4)
+    drawn = [
+        text_object
+        for text_object in candidates
+        if _object_bounds(ctypes.c_void_p(text_object), left, bottom, right, top)
+        and (bounds[2] > bounds[0] or bounds[3] > bounds[1])
+    ]
+    if not drawn:
+        return 0
+    handle = ctypes.c_void_p(textpage)
+    held = {_fast_text_object(handle, index) for index in range(chars)}
+    return sum(1 for text_object in drawn if text_object not in held)
 
 
 def python_words(textpage: int, text: str) -> tuple[list[Glyph], Runs]:

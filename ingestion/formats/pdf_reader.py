@@ -12,7 +12,9 @@ page goes to pdfminer when what pdfium read says so:
   map to Unicode (it writes their codes instead: `HasUnicodeMapError`, sampled
   at 64 characters a page), or
 - more than `MAX_UNREADABLE_SHARE` of them replacement, private-use or control
-  characters.
+  characters, or
+- more than `MAX_LOST_SHARE` of its text objects drawn with an extent but not
+  read into its text page at all (`pdf_pdfium.lost_text_objects`).
 
 Both give the same glyphs and rulings (`pdf_layout.Glyph`, `pdf_tables.Box`),
 so the layout, column and table code does not know who read the page. When
@@ -51,6 +53,11 @@ MAX_UNREADABLE_SHARE = 0.1
 # (every text object draws a glyph or more; kampo.pdf's vertical glyphs: 19
 # characters for 2,624 objects; two other corpus pages pass 1, none 2).
 MAX_OBJECTS_PER_CHAR = 2
+# Text objects drawn but lost from pdfium's text page, as a share of the page's
+# text objects: up to 1.0 % on the corpus pages pdfium reads whole (a stray mark in
+# a form or a report), 6.3 % to 74 % where it lost words (issue-1008's inline
+# images page, vertical writing in fonts it lacks: jo, simple3, issue-449).
+MAX_LOST_SHARE = 0.02
 
 
 def pdfminer_reads(words: PageWords, drawing: PageDrawing) -> bool:
@@ -61,6 +68,7 @@ def pdfminer_reads(words: PageWords, drawing: PageDrawing) -> bool:
         words.unmapped_share > MAX_UNREADABLE_SHARE
         or words.odd > MAX_UNREADABLE_SHARE * words.chars
         or len(drawing.text_objects) > MAX_OBJECTS_PER_CHAR * words.chars
+        or words.lost_objects > MAX_LOST_SHARE * len(drawing.text_objects)
     )
 
 

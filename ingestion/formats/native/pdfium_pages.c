@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define CURATOR_ABI 1
+#define CURATOR_ABI 2
 
 /* pdf_pdfium.py's constants, which these mirror */
 #define NO_TEXT 0xFFFEu
@@ -59,6 +59,7 @@ static int (*segment_point)(void *, float *, float *);
 static int (*segment_type)(void *);
 static int (*segment_close)(void *);
 static unsigned (*get_unicode)(void *, int);
+static int (*object_bounds)(void *, float *, float *, float *, float *);
 
 int curator_bind(void *const *functions, int count) {
     void **targets[] = {
@@ -69,7 +70,7 @@ int curator_bind(void *const *functions, int count) {
         (void **)&object_matrix, (void **)&count_form_objects,
         (void **)&get_form_object, (void **)&count_segments,
         (void **)&get_segment, (void **)&segment_point, (void **)&segment_type,
-        (void **)&segment_close, (void **)&get_unicode,
+        (void **)&segment_close, (void **)&get_unicode, (void **)&object_bounds,
     };
     int wanted = (int)(sizeof targets / sizeof targets[0]);
     if (count != wanted) return -1;
@@ -140,6 +141,40 @@ static int grow(void **items, int32_t *capacity, int32_t needed, size_t size) {
 void curator_page_unicode(void *textpage, int32_t count, uint32_t *codes) {
     for (int32_t index = 0; index < count; index++)
         codes[index] = get_unicode(textpage, index);
+}
+
+static int by_address(const void *one, const void *other) {
+    uint64_t a = *(const uint64_t *)one, b = *(const uint64_t *)other;
+    return (a > b) - (a < b);
+}
+
+/* `pdf_pdfium.lost_text_objects`: of the `count` text objects in `candidates`
+   (sorted here), those drawn with an extent (bounds that are not a point) of
+   which the text page holds no character. Returns their number, or -1. */
+int32_t curator_lost_text_objects(void *textpage, int32_t chars, uint64_t *candidates,
+                                  int32_t count) {
+    int32_t drawn = 0;
+    for (int32_t i = 0; i < count; i++) {
+        float left, bottom, right, top;
+        void *object = (void *)(uintptr_t)candidates[i];
+        if (object_bounds(object, &left, &bottom, &right, &top) &&
+            (right > left || top > bottom))
+            candidates[drawn++] = candidates[i];
+    }
+    if (drawn == 0) return 0;
+    qsort(candidates, (size_t)drawn, sizeof(uint64_t), by_address);
+    unsigned char *held = calloc((size_t)drawn, 1);
+    if (held == NULL) return -1;
+    for (int32_t index = 0; index < chars; index++) {
+        uint64_t object = (uint64_t)(uintptr_t)get_text_object(textpage, index);
+        uint64_t *found = bsearch(&object, candidates, (size_t)drawn, sizeof(uint64_t),
+                                  by_address);
+        if (found != NULL) held[found - candidates] = 1;
+    }
+    int32_t lost = 0;
+    for (int32_t i = 0; i < drawn; i++) lost += !held[i];
+    free(held);
+    return lost;
 }
 
 /* ---- words ----------------------------------------------------------------- */

@@ -86,12 +86,17 @@ def rotated(angle: str) -> str:
     return f"BT /F1 12 Tf {matrices[angle]} 300 400 Tm (Turned {angle}) Tj ET"
 
 
-def vertical_chinese() -> bytes:
+def vertical_chinese(beside: str = "") -> bytes:
+    """Two columns in a vertical CJK font that pdfium draws but does not read
+    (next to a line it reads, when `beside` is given)."""
     font = UnicodeCIDFont("STSong-Light", isVertical=True)
     font.name = font.fontName = "STSong-Light-Vertical"
     pdfmetrics.registerFont(font)
     data = io.BytesIO()
     page = canvas.Canvas(data)
+    if beside:
+        page.setFont("Helvetica", 12)
+        page.drawString(72, 720, beside)
     page.setFont(font.fontName, 14)
     for index, column in enumerate(["劳动合同法第一条", "为了完善劳动合同制度"]):
         page.drawString(500 - 24 * index, 780, column)
@@ -137,6 +142,7 @@ SAMPLES = {
         "BT /F1 12 Tf 40 Tc 72 700 Td (12345) Tj ET\n" + lines_at(72, 650, "Total")
     ),
     "vertical Chinese": vertical_chinese(),
+    "vertical Chinese beside lines": vertical_chinese(beside="Annual leave"),
     "a ruled table": table_pdf(SALES, spans=SALES_SPANS),
     "a grid in a form": form_with_rulings(),
     "an empty page": make_pdf(""),

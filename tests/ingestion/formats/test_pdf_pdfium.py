@@ -79,6 +79,9 @@ def test_pdfminer_reads_the_whole_file_when_pdfium_cannot_open_it(
         # Far more text objects than characters: pdfium lost the page's text.
         (PageWords([], chars=19), 2624, True),
         (PageWords([], chars=400), 800, False),
+        # Text objects drawn but not read into the text page at all.
+        (PageWords([], chars=400, lost_objects=3), 100, True),
+        (PageWords([], chars=400, lost_objects=2), 100, False),
     ],
 )
 def test_which_pages_pdfminer_reads(
@@ -132,3 +135,27 @@ def test_vertical_writing_keeps_its_columns_in_drawing_order() -> None:
     page.showPage()
     page.save()
     assert texts(pdf.parse(data.getvalue(), WHOLE)) == columns
+
+
+def test_text_pdfium_draws_but_does_not_read_is_read_by_pdfminer(by_pdfminer) -> None:
+    # Vertical writing in a CJK font the file does not embed: pdfium draws the
+    # columns but leaves them out of its text page (jo.pdf, simple3.pdf).
+    font = UnicodeCIDFont("STSong-Light", isVertical=True)
+    font.name = font.fontName = "STSong-Light-Vertical"
+    pdfmetrics.registerFont(font)
+    data = io.BytesIO()
+    page = canvas.Canvas(data)
+    page.setFont("Helvetica", 12)
+    for index, line in enumerate(["Leave policy", "Annual leave is fifteen days."]):
+        page.drawString(72, 720 - 16 * index, line)
+    page.setFont(font.fontName, 14)
+    page.drawString(500, 700, "劳动合同法第一条")
+    page.drawString(476, 700, "为了完善劳动合同制度")
+    page.showPage()
+    page.save()
+    assert texts(pdf.parse(data.getvalue(), WHOLE)) == [
+        "Leave policy Annual leave is fifteen days.",
+        "劳动合同法第一条",
+        "为了完善劳动合同制度",
+    ]
+    assert by_pdfminer == [1]
