@@ -28,7 +28,7 @@ from .pdf_tables import Box
 logger = logging.getLogger(__name__)
 
 LIBRARY_PATH = Path(__file__).resolve().parent / "native" / "pdfium_pages.so"
-ABI = 2  # the C file's CURATOR_ABI
+ABI = 3  # the C file's CURATOR_ABI
 # pdfium's functions the C file calls, in the order of its `curator_bind`.
 _FUNCTIONS = (
     "FPDFText_GetTextObject",
@@ -179,6 +179,8 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_int32,
     )
     library.curator_lost_text_objects.restype = ctypes.c_int32
+    library.curator_hypot.argtypes = (ctypes.c_double, ctypes.c_double)
+    library.curator_hypot.restype = ctypes.c_double
     return library
 
 
@@ -248,7 +250,9 @@ class NativePages:
         where the text object changes, as `pdf_pdfium.python_words` gives them;
         None when the reader ran out of memory."""
         self._check_open()
-        encoded = text.encode("utf-32-le")
+        # A lone surrogate (pdfium's text read a character at a time,
+        # `pdf_pdfium._page_text`) goes as it is, as `lines` reads it back.
+        encoded = text.encode("utf-32-le", "surrogatepass")
         count = self._library.curator_page_words(
             self._context, textpage, encoded, len(text)
         )

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import math
+import random
 from pathlib import Path
 
+import numpy as np
 import pypdfium2
 import pytest
 from reportlab.pdfbase import pdfmetrics
@@ -124,6 +127,36 @@ def form_with_rulings() -> bytes:
     return data.replace(b"trailer", b"6 0 obj" + form + b"\nendobj\ntrailer")
 
 
+def surrogate_halves() -> bytes:
+    """A word whose two letters each map to one half of a surrogate pair (a
+    ToUnicode map of <D83D> and <DE00>): pdfium writes them as one character,
+    so its text is read a character at a time and keeps two lone surrogates."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap "
+        b"/CMapName/Halves def /CMapType 2 def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange "
+        b"2 beginbfchar <41> <D83D> <42> <DE00> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    data = make_pdf(lines_at(72, 700, "AB leave"))
+    # make_pdf's objects: 1 catalog, 2 pages, 3 page, 4 content, 5 font.
+    data = data.replace(b"Helvetica>>", b"Helvetica/ToUnicode 6 0 R>>")
+    stream = b"<</Length " + str(len(cmap)).encode() + b">>stream\n" + cmap
+    stream += b"\nendstream\nendobj\n"
+    return data.replace(b"trailer", b"6 0 obj" + stream + b"trailer")
+
+
+# Text matrices whose font size, the font size times hypot(c, d), the C
+# library's hypot rounds otherwise than Python's math.hypot.
+SKEWED = (
+    (7, "-0.968522 -0.787084 1.448393 -0.968522"),
+    (12, "1.710179 0.496251 -0.984764 1.710179"),
+    (12, "-1.018559 -2.508144 5.015093 -1.018559"),
+    (10, "0.328443 0.744539 -1.036235 0.328443"),
+    (10, "-1.481452 1.360536 -2.555218 -1.481452"),
+)
+
+
 SAMPLES = {
     "lines and a hyphen ending a line": make_pdf(
         lines_at(72, 700, "Annual leave is granted to every", "employee of the com-")
@@ -146,12 +179,71 @@ SAMPLES = {
     "a ruled table": table_pdf(SALES, spans=SALES_SPANS),
     "a grid in a form": form_with_rulings(),
     "an empty page": make_pdf(""),
+    "halves of a surrogate pair": surrogate_halves(),
+    "text under skewed matrices": make_pdf(
+        "\n".join(
+            f"BT /F1 {size} Tf {matrix} 300 {400 + 60 * index} Tm (Hello world) Tj ET"
+            for index, (size, matrix) in enumerate(SKEWED)
+        )
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_both_readers_read_each_page_alike(name: str, native: NativePages) -> None:
     assert differences(SAMPLES[name], native) == []
+
+
+def test_a_lone_surrogate_reads_as_in_python() -> None:
+    data = SAMPLES["halves of a surrogate pair"]
+    compiled = pdf.parse(data, WHOLE)
+    assert [block.text for block in compiled] == ["\ud83d\ude00 leave"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pdf_reader.NativePages, "open", classmethod(lambda cls: None))
+        assert pdf.parse(data, WHOLE) == compiled
+
+
+def test_the_compiled_hypot_is_pythons() -> None:
+    hypot = pdf_native._LIBRARY.curator_hypot
+    chosen = random.Random(7)
+    pairs = [(3.0, 4.0), (0.0, -0.0), (math.inf, math.nan), (1e308, 1e308)]
+    for _ in range(20000):
+        exponent = chosen.randint(-60, 60)
+        pairs.append(
+            (
+                chosen.uniform(-1, 1) * 2.0**exponent,
+                chosen.uniform(-1, 1) * 2.0 ** (exponent + chosen.randint(-30, 30)),
+            )
+        )
+    assert [pair for pair in pairs if hypot(*pair) != math.hypot(*pair)] == []
+
+
+def native_glyphs(native: NativePages, glyphs: list) -> NativeGlyphs:
+    """`glyphs` (tuples) as the compiled reader keeps them."""
+    text = "".join(glyph[0] for glyph in glyphs)
+    records, first = [], 0
+    for word, direction, start, stop, across, size in glyphs:
+        end = first + len(word)
+        records.append((first, end, direction, 0, start, stop, across, size))
+        first = end
+    found = np.array(records, dtype=pdf_native._GLYPH)
+    return NativeGlyphs(native, found, text, text.encode("utf-32-le"))
+
+
+@pytest.mark.parametrize("sizes", [(12.0, math.nan), (math.nan, 12.0)])
+def test_a_turn_with_no_font_size_is_placed_as_in_python(
+    sizes: tuple[float, float], native: NativePages
+) -> None:
+    # The second line starts where the first ends, turned: max() of the two
+    # sizes keeps the first, NaN or not, unless the second is larger.
+    glyphs = [
+        ("ab", 0, 0.0, 10.0, 0.0, sizes[0]),
+        ("cd", 1, 0.0, 5.0, -10.0, sizes[1]),
+    ]
+    compiled = glyph_lines(native_glyphs(native, glyphs))
+    assert [[line.text for line in lines] for lines in compiled] == [
+        [line.text for line in lines] for lines in glyph_lines(glyphs)
+    ]
 
 
 def test_a_form_draws_its_rulings_under_its_matrix(native: NativePages) -> None:
