@@ -50,8 +50,10 @@ _PDF_CHAR_FIXES = str.maketrans(
 
 
 def _pdf_text(lines: list[str]) -> str:
+    if not lines:
+        return ""  # an empty table cell: a third of the calls
     text = join_lines(
-        (line if line.isascii() else line.translate(_PDF_CHAR_FIXES) for line in lines),
+        [line if line.isascii() else line.translate(_PDF_CHAR_FIXES) for line in lines],
         dehyphenate=True,
     )
     return remove_control_chars(text)

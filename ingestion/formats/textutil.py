@@ -31,6 +31,8 @@ def join_lines(lines: Iterable[str], *, dehyphenate: bool = False) -> str:
     `dehyphenate`, a word broken by a hyphen at the line end is glued back when the
     next line starts in lowercase. Soft hyphens are dropped.
     """
+    if isinstance(lines, list) and len(lines) == 1:  # most PDF paragraphs and cells
+        return " ".join(lines[0].split()).replace(_SOFT_HYPHEN, "")
     parts: list[str] = []
     previous = ""
     for raw in lines:
