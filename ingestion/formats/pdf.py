@@ -86,10 +86,14 @@ class _ScannedXrefDocument(PDFDocument):
         raise PDFNoValidXRef("rebuilding the cross-reference table")
 
 
-def _pdf_pages(data: bytes, stop_after: int | None = None) -> list[PDFPage]:
+def _check_header(data: bytes) -> None:
     # Acrobat accepts the header anywhere in the first KiB; so does pdfminer.
     if b"%PDF-" not in data[:1024]:
         raise ParseError("not a PDF file")
+
+
+def _pdf_pages(data: bytes, stop_after: int | None = None) -> list[PDFPage]:
+    _check_header(data)
     document = PDFDocument(PDFParser(io.BytesIO(data)))
     pages = list(islice(PDFPage.create_pages(document), stop_after))
     if not pages:
@@ -110,29 +114,31 @@ def parse(data: bytes, request: ParseRequest) -> list[Block]:
     that share their content are read once (`pdf_shared.py`).
     """
     max_pages = request.limits.max_pdf_pages
+    stop_after = None if max_pages is None else max_pages + 1
     with _pdf_errors():
-        pages = _pdf_pages(data, None if max_pages is None else max_pages + 1)
-        if max_pages is not None and len(pages) > max_pages:
-            raise TooManyPages(f"the PDF has more than {max_pages} pages, the limit")
-        reader = PageReader(data, pages)
+        _check_header(data)
+        reader = PageReader(data, lambda: _pdf_pages(data, stop_after))
         try:
-            return _read_pages(data, pages, reader, request)
+            if max_pages is not None and reader.count > max_pages:
+                raise TooManyPages(
+                    f"the PDF has more than {max_pages} pages, the limit"
+                )
+            return _read_pages(data, reader, request)
         finally:
             reader.close()
 
 
-def _read_pages(
-    data: bytes, pages: list[PDFPage], reader: PageReader, request: ParseRequest
-) -> list[Block]:
+def _read_pages(data: bytes, reader: PageReader, request: ParseRequest) -> list[Block]:
     index, count = request.shard
 
     def text_layer(number: int) -> list[Block]:
         glyphs, rulings = reader.read(number)
         return page_blocks(glyphs, rulings, page=number, clean=_pdf_text)
 
-    shared = SharedPages(pages)
+    pages = reader.pages
+    shared = SharedPages.lone() if pages is None else SharedPages(pages)
     shared.check_cost(text_layer, request.limits)
-    mine = [n for n in range(1, len(pages) + 1) if (n - 1) % count == index]
+    mine = [n for n in range(1, reader.count + 1) if (n - 1) % count == index]
     request.progress(0, len(mine))
     scans = ScannedPages(data, request, reader.pdfium)
     blocks: list[Block] = []

@@ -25,6 +25,7 @@ reads all of them. The threshold and what it catches: docs/benchmarks.md,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
@@ -73,18 +74,40 @@ def pdfminer_reads(words: PageWords, drawing: PageDrawing) -> bool:
 
 
 class PageReader:
-    """The glyphs and rulings of each page of one PDF, by pdfium or pdfminer."""
+    """The glyphs and rulings of each page of one PDF, by pdfium or pdfminer.
 
-    def __init__(self, data: bytes, pages: list[PDFPage]) -> None:
-        self._pages = pages
+    `load_pages` gives pdfminer's pages (its pass over the file's structure). It
+    is called at once, unless pdfium opens the file and finds one page: a lone
+    page shares its content with no other (`pdf_shared.py`), so pdfminer reads
+    the structure only if that page needs pdfminer, and pdfium's count stands.
+    """
+
+    def __init__(self, data: bytes, load_pages: Callable[[], list[PDFPage]]) -> None:
         self.pdfium = open_document(data)
-        if self.pdfium is not None and len(self.pdfium) != len(pages):
-            self.pdfium.close()
-            self.pdfium = None
+        self._load_pages = load_pages
+        self._pages: list[PDFPage] | None = None
+        if self.pdfium is None or len(self.pdfium) != 1:
+            try:
+                self._pages = load_pages()
+            except BaseException:
+                self.close_pdfium()
+                raise
+            if self.pdfium is not None and len(self.pdfium) != len(self._pages):
+                self.close_pdfium()
         self._native = NativePages.open() if self.pdfium is not None else None
         self._interpreter: PDFPageInterpreter | None = None
         self._collector: TableCollector | None = None
         self.by_pdfminer: list[int] = []  # pages pdfminer read, for the record
+
+    @property
+    def count(self) -> int:
+        """The document's pages."""
+        return 1 if self._pages is None else len(self._pages)
+
+    @property
+    def pages(self) -> list[PDFPage] | None:
+        """pdfminer's pages, None while a lone page has not needed them."""
+        return self._pages
 
     def read(self, number: int) -> tuple[list[Glyph], list[Box]]:
         """Page `number`'s (1-based) glyphs and rulings."""
@@ -98,8 +121,12 @@ class PageReader:
     def close(self) -> None:
         if self._native is not None:
             self._native.close()
+        self.close_pdfium()
+
+    def close_pdfium(self) -> None:
         if self.pdfium is not None:
             self.pdfium.close()
+            self.pdfium = None
 
     def _by_pdfium(
         self, document: pypdfium2.PdfDocument, number: int
@@ -125,5 +152,7 @@ class PageReader:
             resources = PDFResourceManager(caching=True)
             self._collector = TableCollector(resources)
             self._interpreter = PDFPageInterpreter(resources, self._collector)
+        if self._pages is None:
+            self._pages = self._load_pages()
         self._interpreter.process_page(self._pages[number - 1])
         return self._collector.glyphs, self._collector.rulings

@@ -51,6 +51,16 @@ class SharedPages:
         self._text: dict[int, list[Block]] = {}
         self._final: dict[int, list[Block]] = {}
 
+    @classmethod
+    def lone(cls) -> SharedPages:
+        """A document of one page, which shares nothing (and whose pdfminer
+        page is not made to find that out)."""
+        return cls([])._with_one_page()
+
+    def _with_one_page(self) -> SharedPages:
+        self._first, self.counts = {1: 1}, {1: 1}
+        return self
+
     def shared_firsts(self) -> list[int]:
         return [first for first, count in self.counts.items() if count > 1]
 

@@ -22,8 +22,8 @@ def by_pdfminer(monkeypatch) -> list[int]:
     pages: list[int] = []
     original = PageReader.__init__
 
-    def init(self, data, document_pages):
-        original(self, data, document_pages)
+    def init(self, data, load_pages):
+        original(self, data, load_pages)
         self.by_pdfminer = pages
 
     monkeypatch.setattr(PageReader, "__init__", init)
@@ -159,3 +159,28 @@ def test_text_pdfium_draws_but_does_not_read_is_read_by_pdfminer(by_pdfminer) ->
         "为了完善劳动合同制度",
     ]
     assert by_pdfminer == [1]
+
+
+def test_a_lone_page_pdfium_reads_needs_no_pass_of_pdfminer(monkeypatch) -> None:
+    # One page shares its content with no other: pdfminer's pass over the file's
+    # structure (pdf_shared.py's reason for it) is left out.
+    def structure(*args, **kwargs):
+        raise AssertionError("pdfminer read the file's structure")
+
+    monkeypatch.setattr(pdf, "_pdf_pages", structure)
+    data = make_pdf(lines_at(72, 700, "A one-page memo."))
+    assert texts(pdf.parse(data, WHOLE)) == ["A one-page memo."]
+
+
+def test_two_pages_still_go_through_pdfminer_first(monkeypatch) -> None:
+    calls: list[int] = []
+    original = pdf._pdf_pages
+
+    def structure(data, stop_after=None):
+        calls.append(1)
+        return original(data, stop_after)
+
+    monkeypatch.setattr(pdf, "_pdf_pages", structure)
+    data = make_pdf(lines_at(72, 700, "One."), lines_at(72, 700, "Two."))
+    assert texts(pdf.parse(data, WHOLE)) == ["One.", "Two."]
+    assert calls == [1]
