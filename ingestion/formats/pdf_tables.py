@@ -26,6 +26,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from pdfplumber.table import Table, cells_to_tables
@@ -190,15 +191,19 @@ def _merged_edges(rulings: list[Box]) -> list[_Edge]:
         (x0, top, x1, bottom, x1 - x0, bottom - top, top == bottom)
         for x0, top, x1, bottom in rulings
     ]
-    snapped = _snapped([e for e in edges if not e[6]], 0) + _snapped(
-        [e for e in edges if e[6]], 1
-    )
-    snapped.sort(key=lambda e: ("h", e[1]) if e[6] else ("v", e[0]))
+    # pdfplumber sorts all edges by ("h", top) or ("v", x0): the horizontal
+    # ones first, by top, then the vertical ones, by x0, each sort stable.
+    flat_at, upright_at = itemgetter(1), itemgetter(0)
     merged: list[_Edge] = []
-    for _, group in groupby(
-        snapped, key=lambda e: ("h", e[1]) if e[6] else ("v", e[0])
+    for edges_of_a_kind, at in (
+        (sorted(_snapped([e for e in edges if e[6]], 1), key=flat_at), flat_at),
+        (
+            sorted(_snapped([e for e in edges if not e[6]], 0), key=upright_at),
+            upright_at,
+        ),
     ):
-        merged.extend(_joined(list(group)))
+        for _, group in groupby(edges_of_a_kind, key=at):
+            merged.extend(_joined(list(group)))
     return merged
 
 
