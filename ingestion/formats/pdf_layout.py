@@ -294,6 +294,11 @@ def _place_line(
         paragraphs.append([line])
     else:
         paragraphs[home].append(line)
-        recent.remove(home)
+        # `home` is among the last _OPEN_PARAGRAPHS or the previous line's: found
+        # from the end (remove() searched from the start, through every one).
+        at = len(recent) - 1
+        while recent[at] != home:
+            at -= 1
+        del recent[at]
     recent.append(home)
     return home

@@ -15,6 +15,7 @@ import ctypes
 import logging
 import re
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,7 @@ from .pdf_tables import Box
 logger = logging.getLogger(__name__)
 
 LIBRARY_PATH = Path(__file__).resolve().parent / "native" / "pdfium_pages.so"
-ABI = 3  # the C file's CURATOR_ABI
+ABI = 4  # the C file's CURATOR_ABI
 # pdfium's functions the C file calls, in the order of its `curator_bind`.
 _FUNCTIONS = (
     "FPDFText_GetTextObject",
@@ -52,14 +53,14 @@ _FUNCTIONS = (
     "FPDFText_GetUnicode",
     "FPDFPageObj_GetBounds",
 )
-# The C file's `Glyph` and the end of a page's text it points into for a space
-# glyph and a lone hyphen.
+# The C file's `Glyph` (its flags: HYPHEN, SPACE) and the end of a page's text it
+# points into for a space glyph and a lone hyphen.
 _GLYPH = np.dtype(
     [
         ("first", "<i4"),
         ("end", "<i4"),
         ("direction", "<i4"),
-        ("hyphen", "<i4"),
+        ("flags", "<i4"),
         ("start", "<f8"),
         ("stop", "<f8"),
         ("across", "<f8"),
@@ -67,6 +68,7 @@ _GLYPH = np.dtype(
     ]
 )
 _TEXT_END = " -"
+_HYPHEN, _SPACE = 1, 2
 # The C file's `Line`.
 _LINE = np.dtype(
     [
@@ -272,6 +274,27 @@ class NativePages:
             )
         )
 
+    def glyphs_from(self, glyphs: list[Glyph]) -> NativeGlyphs:
+        """Glyphs read another way (pdfminer's), for the compiled reader to
+        place into lines: their texts one after the other, each glyph of
+        whitespace marked as such (`str.isspace`, as `glyph_lines` asks)."""
+        records = np.zeros(len(glyphs), dtype=_GLYPH)
+        if not glyphs:
+            return NativeGlyphs(self, records, "", b"")
+        texts, directions, starts, stops, acrosses, sizes = zip(*glyphs, strict=True)
+        ends = list(accumulate(map(len, texts)))
+        records["first"] = [0, *ends[:-1]]
+        records["end"] = ends
+        records["direction"] = directions
+        records["flags"] = [_SPACE if text.isspace() else 0 for text in texts]
+        records["start"] = starts
+        records["stop"] = stops
+        records["across"] = acrosses
+        records["size"] = sizes
+        text = "".join(texts)
+        encoded = text.encode("utf-32-le", "surrogatepass")
+        return NativeGlyphs(self, records, text, encoded)
+
     def lines(self, glyphs: NativeGlyphs) -> list[list[Line]] | None:
         """`pdf_layout.glyph_lines` of the page's glyphs, or None when out of
         memory or closed (the Python loop places them then)."""
@@ -341,6 +364,7 @@ class NativeGlyphs(Sequence[Glyph]):
         self._pages = pages
         self._tuples: list[Glyph] | None = None
         self._firsts: list[int] | None = None
+        self._flags: list[int] = []
 
     def tuples(self) -> list[Glyph]:
         if self._tuples is None:
@@ -351,7 +375,7 @@ class NativeGlyphs(Sequence[Glyph]):
                     found["first"].tolist(), found["end"].tolist(), strict=True
                 )
             ]
-            for index in np.flatnonzero(found["hyphen"]).tolist():
+            for index in np.flatnonzero(found["flags"] & _HYPHEN).tolist():
                 texts[index] += "-"
             self._tuples = list(
                 zip(
@@ -387,7 +411,10 @@ class NativeGlyphs(Sequence[Glyph]):
         """Whether glyph `index` is a space (without making the tuples)."""
         if self._firsts is None:
             self._firsts = self.records["first"].tolist()
-        return self._firsts[index] == len(self.text)
+            self._flags = self.records["flags"].tolist()
+        return self._firsts[index] == len(self.text) or bool(
+            self._flags[index] & _SPACE
+        )
 
     def __getitem__(self, index):  # type: ignore[override]
         return self.tuples()[index]

@@ -25,7 +25,7 @@ reads all of them. The threshold and what it catches: docs/benchmarks.md,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
@@ -109,7 +109,7 @@ class PageReader:
         """pdfminer's pages, None while a lone page has not needed them."""
         return self._pages
 
-    def read(self, number: int) -> tuple[list[Glyph], list[Box]]:
+    def read(self, number: int) -> tuple[Sequence[Glyph], list[Box]]:
         """Page `number`'s (1-based) glyphs and rulings."""
         if self.pdfium is not None:
             found = self._by_pdfium(self.pdfium, number)
@@ -130,7 +130,7 @@ class PageReader:
 
     def _by_pdfium(
         self, document: pypdfium2.PdfDocument, number: int
-    ) -> tuple[list[Glyph], list[Box]] | None:
+    ) -> tuple[Sequence[Glyph], list[Box]] | None:
         page = document[number - 1]
         try:
             drawing = page_drawing(address(page.raw), self._native)
@@ -147,7 +147,7 @@ class PageReader:
             return None
         return words.glyphs, drawing.rulings
 
-    def _by_pdfminer(self, number: int) -> tuple[list[Glyph], list[Box]]:
+    def _by_pdfminer(self, number: int) -> tuple[Sequence[Glyph], list[Box]]:
         if self._interpreter is None or self._collector is None:
             resources = PDFResourceManager(caching=True)
             self._collector = TableCollector(resources)
@@ -155,4 +155,7 @@ class PageReader:
         if self._pages is None:
             self._pages = self._load_pages()
         self._interpreter.process_page(self._pages[number - 1])
-        return self._collector.glyphs, self._collector.rulings
+        glyphs = self._collector.glyphs
+        if self._native is not None:  # placed into lines by the compiled reader
+            return self._native.glyphs_from(glyphs), self._collector.rulings
+        return glyphs, self._collector.rulings

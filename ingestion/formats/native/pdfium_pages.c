@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define CURATOR_ABI 3
+#define CURATOR_ABI 4
 
 /* pdf_pdfium.py's constants, which these mirror */
 #define NO_TEXT 0xFFFEu
@@ -152,9 +152,13 @@ static double python_hypot(double x, double y) {
 double curator_hypot(double x, double y) { return python_hypot(x, y); }
 
 /* A glyph of pdf_layout: its text is text[first:end] of the page text with
-   " -" appended (a space glyph, a lone hyphen), plus "-" when `hyphen`. */
+   " -" appended (a space glyph, a lone hyphen), plus "-" when `flags` has
+   HYPHEN. SPACE marks a glyph of whitespace whose text is its own (glyphs made
+   from pdfminer's, `pdf_native.NativePages.glyphs_from`). */
+#define HYPHEN 1
+#define SPACE 2
 typedef struct {
-    int32_t first, end, direction, hyphen;
+    int32_t first, end, direction, flags;
     double start, stop, across, size;
 } Glyph;
 
@@ -303,7 +307,7 @@ static void place(Words *w, int32_t first, int32_t end, int hyphen, int last) {
     if (g == NULL) return;
     g->first = first;
     g->end = end;
-    g->hyphen = hyphen;
+    g->flags = hyphen ? HYPHEN : 0;
     Font *f = &w->placer;
     double *origin = w->origin;
     g->size = f->size;
@@ -442,7 +446,7 @@ int32_t curator_page_words(Context *context, void *textpage, const uint32_t *tex
             get_loose_char_box(textpage, last, &w.loose);
             Glyph *g = next_glyph(&w);
             if (g == NULL) break;
-            *g = (Glyph){shown_first, shown_end, 0, hyphen, origin[0],
+            *g = (Glyph){shown_first, shown_end, 0, hyphen ? HYPHEN : 0, origin[0],
                          (double)w.loose.right + slack, origin[3], size};
         } else {
             place(&w, shown_first, shown_end, hyphen, last);
@@ -674,7 +678,8 @@ static int32_t place_line(Context *c, int32_t at, int32_t previous, int32_t prev
 
 static int put_text(Context *c, const uint32_t *text, int32_t count, const Glyph *g,
                     int space) {
-    int32_t length = (g->end - g->first) + (space ? 1 : 0) + (g->hyphen ? 1 : 0);
+    int hyphen = (g->flags & HYPHEN) != 0;
+    int32_t length = (g->end - g->first) + (space ? 1 : 0) + hyphen;
     if (!grow((void **)&c->line_text, &c->line_text_capacity,
               c->line_text_length + length, sizeof(uint32_t))) {
         c->failed = 1;
@@ -684,7 +689,7 @@ static int put_text(Context *c, const uint32_t *text, int32_t count, const Glyph
     if (space) *out++ = ' ';
     for (int32_t i = g->first; i < g->end; i++)
         *out++ = i < count ? text[i] : (i == count ? ' ' : '-'); /* the " -" after it */
-    if (g->hyphen) *out++ = '-';
+    if (hyphen) *out++ = '-';
     c->line_text_length += length;
     return 1;
 }
@@ -694,7 +699,7 @@ static uint32_t first_char(const uint32_t *text, int32_t count, const Glyph *g) 
 }
 
 static uint32_t last_char(const uint32_t *text, int32_t count, const Glyph *g) {
-    if (g->hyphen) return '-';
+    if (g->flags & HYPHEN) return '-';
     int32_t i = g->end - 1;
     return i < count ? text[i] : (i == count ? ' ' : '-');
 }
@@ -715,7 +720,7 @@ int32_t curator_page_lines(Context *c, const Glyph *glyphs, int32_t count,
     uint32_t last = 0; /* the line's last character */
     for (int32_t i = 0; i < count && !c->failed; i++) {
         const Glyph *g = &glyphs[i];
-        if (g->first == text_count) { /* a space glyph: the only whitespace one */
+        if (g->first == text_count || (g->flags & SPACE)) { /* whitespace */
             pending_space = 1;
             continue;
         }
@@ -733,7 +738,8 @@ int32_t curator_page_lines(Context *c, const Glyph *glyphs, int32_t count,
                 else
                     space = pending_space || gap > WORD_GAP * scale;
                 if (!put_text(c, text, text_count, g, space)) break;
-                c->lines[line].text_length += (g->end - g->first) + space + g->hyphen;
+                c->lines[line].text_length +=
+                    (g->end - g->first) + space + ((g->flags & HYPHEN) != 0);
                 last = last_char(text, text_count, g);
                 line_end = end > line_end ? end : line_end;
                 line_across = across;
@@ -756,7 +762,7 @@ int32_t curator_page_lines(Context *c, const Glyph *glyphs, int32_t count,
         c->lines[at] = (Line){g->direction, -1, c->line_text_length, 0,
                               start, end, across, size};
         if (!put_text(c, text, text_count, g, 0)) break;
-        c->lines[at].text_length = (g->end - g->first) + g->hyphen;
+        c->lines[at].text_length = (g->end - g->first) + ((g->flags & HYPHEN) != 0);
         home = place_line(c, at, line, home, &paragraphs, &recent_count);
         line = at;
         line_direction = g->direction;

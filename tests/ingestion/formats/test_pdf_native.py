@@ -246,6 +246,32 @@ def test_a_turn_with_no_font_size_is_placed_as_in_python(
     ]
 
 
+@pytest.mark.parametrize("name", ["vertical Chinese", "vertical Chinese beside lines"])
+def test_pages_pdfminer_reads_are_placed_alike(name: str) -> None:
+    # pdfium loses these pages' text: pdfminer reads them, and the compiled
+    # reader places its glyphs into lines (`NativePages.glyphs_from`).
+    pages = pdfminer_pages(SAMPLES[name])
+    assert pages
+    for glyphs in pages:
+        assert isinstance(glyphs, NativeGlyphs)
+        tuples = list(glyphs)
+        assert tuples
+        assert list(NativePages().glyphs_from(tuples)) == tuples
+        assert described(glyph_lines(glyphs)) == described(glyph_lines(tuples))
+
+
+def pdfminer_pages(data: bytes) -> list:
+    """The glyphs of each page of `data` that pdfminer read."""
+    reader = pdf_reader.PageReader(data, lambda: pdf._pdf_pages(data))
+    try:
+        glyphs = {
+            number: reader.read(number)[0] for number in range(1, reader.count + 1)
+        }
+        return [glyphs[number] for number in reader.by_pdfminer]
+    finally:
+        reader.close()
+
+
 def test_a_form_draws_its_rulings_under_its_matrix(native: NativePages) -> None:
     document = pypdfium2.PdfDocument(form_with_rulings())
     page = document[0]
@@ -273,6 +299,9 @@ def test_both_readers_read_every_corpus_page_alike(native: NativePages) -> None:
         except pypdfium2.PdfiumError:
             continue  # encrypted or broken: pdfminer's to read or refuse
         problems = differences(path.read_bytes(), native)
+        for glyphs in pdfminer_pages(path.read_bytes()):
+            if described(glyph_lines(glyphs)) != described(glyph_lines(list(glyphs))):
+                problems.append("lines of a page pdfminer read")
         if problems:
             found[path.name] = problems
     assert found == {}
