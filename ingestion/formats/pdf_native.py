@@ -29,7 +29,7 @@ from .pdf_tables import Box
 logger = logging.getLogger(__name__)
 
 LIBRARY_PATH = Path(__file__).resolve().parent / "native" / "pdfium_pages.so"
-ABI = 4  # the C file's CURATOR_ABI
+ABI = 5  # the C file's CURATOR_ABI
 # pdfium's functions the C file calls, in the order of its `curator_bind`.
 _FUNCTIONS = (
     "FPDFText_GetTextObject",
@@ -174,13 +174,17 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_int32,
     )
     library.curator_page_lines.restype = ctypes.c_int32
-    library.curator_lost_text_objects.argtypes = (
+    library.curator_page_order.argtypes = (
+        ctypes.POINTER(_Context),
         ctypes.c_void_p,
         ctypes.c_int32,
         ctypes.c_void_p,
         ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
     )
-    library.curator_lost_text_objects.restype = ctypes.c_int32
+    library.curator_page_order.restype = ctypes.c_int32
     library.curator_hypot.argtypes = (ctypes.c_double, ctypes.c_double)
     library.curator_hypot.restype = ctypes.c_double
     return library
@@ -235,22 +239,11 @@ class NativePages:
         self._library.curator_page_unicode(textpage, count, codes.ctypes.data)
         return codes
 
-    def lost_text_objects(
-        self, textpage: int, chars: int, candidates: list[int]
-    ) -> int | None:
-        """`pdf_pdfium.lost_text_objects` of `candidates`; None when out of
-        memory."""
-        self._check_open()
-        found = np.array(candidates, dtype="<u8")
-        lost = self._library.curator_lost_text_objects(
-            textpage, chars, found.ctypes.data, len(found)
-        )
-        return None if lost < 0 else lost
-
-    def words(self, textpage: int, text: str) -> tuple[Sequence[Glyph], Runs] | None:
-        """The glyphs of `text`'s words (pdfium's text page at `textpage`) and
-        where the text object changes, as `pdf_pdfium.python_words` gives them;
-        None when the reader ran out of memory."""
+    def words(self, textpage: int, text: str) -> NativeGlyphs | None:
+        """The glyphs of `text`'s words (pdfium's text page at `textpage`), as
+        `pdf_pdfium.python_words` gives them; None when the reader ran out of
+        memory. Where the text object changes stays in the reader, for
+        `arranged` (or `runs`) until its next call."""
         self._check_open()
         # A lone surrogate (pdfium's text read a character at a time,
         # `pdf_pdfium._page_text`) goes as it is, as `lines` reads it back.
@@ -261,18 +254,52 @@ class NativePages:
         if count < 0:
             return None
         context = self._context.contents
-        glyphs = NativeGlyphs(
-            self, _array(context.glyphs, _GLYPH, count), text, encoded
-        )
-        runs = context.run_count
-        objects = _array(context.run_objects, "<u8", runs).tolist()
-        return glyphs, list(
+        return NativeGlyphs(self, _array(context.glyphs, _GLYPH, count), text, encoded)
+
+    def runs(self) -> Runs:
+        """Where the text object changes in the last `words`: (glyphs before
+        it, the object), as `pdf_pdfium.python_words` gives them."""
+        context = self._context.contents
+        count = context.run_count
+        objects = _array(context.run_objects, "<u8", count).tolist()
+        return list(
             zip(
-                _array(context.run_glyphs, "<i4", runs).tolist(),
+                _array(context.run_glyphs, "<i4", count).tolist(),
                 [text_object or None for text_object in objects],
                 strict=True,
             )
         )
+
+    def arranged(
+        self, textpage: int, chars: int, order: dict[int, int]
+    ) -> tuple[list[tuple[int, int]] | None, int] | None:
+        """For the last `words`: `pdf_pdfium._placed` and
+        `pdf_pdfium.lost_text_objects`, against `order` (text object -> its
+        place, in drawing order); None when out of memory."""
+        self._check_open()
+        drawn = np.fromiter(order, dtype="<u8", count=len(order))
+        room = self._context.contents.run_count + 1
+        places = np.empty(room, dtype="<i4")
+        starts = np.empty(room, dtype="<i4")
+        out = np.zeros(3, dtype="<i4")
+        failed = self._library.curator_page_order(
+            self._context,
+            textpage,
+            chars,
+            drawn.ctypes.data,
+            len(drawn),
+            places.ctypes.data,
+            starts.ctypes.data,
+            out.ctypes.data,
+        )
+        if failed:
+            return None
+        in_order, placed, lost = out.tolist()
+        if in_order:
+            return None, lost
+        return list(
+            zip(places[:placed].tolist(), starts[:placed].tolist(), strict=True)
+        ), lost
 
     def glyphs_from(self, glyphs: list[Glyph]) -> NativeGlyphs:
         """Glyphs read another way (pdfminer's), for the compiled reader to

@@ -158,23 +158,33 @@ def page_words(
     # Characters that are not whitespace: str.split() cuts at exactly those
     # str.isspace() knows, three times faster than asking each character.
     chars, odd = sum(map(len, text.split())), len(_ODD.findall(text))
-    found = native.words(textpage, text) if native is not None else None
-    glyphs, runs = found if found is not None else python_words(textpage, text)
+    glyphs = native.words(textpage, text) if native is not None else None
+    arranged = (
+        native.arranged(textpage, len(text), order)
+        if native is not None and glyphs is not None
+        else None
+    )
+    if arranged is None:
+        if native is not None and glyphs is not None:
+            runs = native.runs()
+        else:
+            glyphs, runs = python_words(textpage, text)
+        arranged = (
+            _placed(runs, order),
+            lost_text_objects(textpage, len(text), order, runs),
+        )
+    placed, lost = arranged
     return PageWords(
-        _in_drawing_order(glyphs, runs, order),
+        glyphs if placed is None else _reordered(glyphs, placed),
         chars,
         unmapped_share=_unmapped_share(textpage, text),
         odd=odd,
-        lost_objects=lost_text_objects(textpage, len(text), order, runs, native),
+        lost_objects=lost,
     )
 
 
 def lost_text_objects(
-    textpage: int,
-    chars: int,
-    order: dict[int, int],
-    runs: Runs,
-    native: NativePages | None = None,
+    textpage: int, chars: int, order: dict[int, int], runs: Runs
 ) -> int:
     """The page's text objects that pdfium drew with an extent (their bounds are
     not a point: a space draws none) but holds no character of in its text page:
@@ -185,10 +195,6 @@ def lost_text_objects(
     candidates = [text_object for text_object in order if text_object not in seen]
     if not candidates:
         return 0
-    if native is not None:
-        lost = native.lost_text_objects(textpage, chars, candidates)
-        if lost is not None:
-            return lost
     bounds = (ctypes.c_float * 4)()
     left, bottom, right, top = _pointers(bounds, 4)
     drawn = [
@@ -268,14 +274,11 @@ def _hyphen(textpage: int, word: str, last: int) -> str:
     return word[:-1] + ("-" if _is_hyphen(textpage, last) == 1 else "")
 
 
-def _in_drawing_order(
-    glyphs: Sequence[Glyph], runs: Runs, order: dict[int, int]
-) -> Sequence[Glyph]:
-    """The glyphs sorted by where their text objects are drawn: pdfium sorts the
-    objects of one baseline left to right, which would pull a margin note drawn
-    after a paragraph into the middle of it. A space glyph goes with the word
-    after it only while the word before stays the one before."""
-    # Where the drawing place changes: (the place, the first glyph from there).
+def _placed(runs: Runs, order: dict[int, int]) -> list[tuple[int, int]] | None:
+    """Where the drawing place of the runs changes, (the place, the first glyph
+    from there), or None when it only goes forward: pdfium sorts the objects of
+    one baseline left to right, which would pull a margin note drawn after a
+    paragraph into the middle of it."""
     placed: list[tuple[int, int]] = [(-1, 0)]
     drawn, in_order = -1, True
     for start, text_object in runs:
@@ -284,8 +287,15 @@ def _in_drawing_order(
             in_order = in_order and place > drawn
             drawn = place
             placed.append((drawn, start))
-    if in_order:
-        return glyphs
+    return None if in_order else placed
+
+
+def _reordered(
+    glyphs: Sequence[Glyph], placed: list[tuple[int, int]]
+) -> Sequence[Glyph]:
+    """The glyphs sorted by where their text objects are drawn (`_placed`). A
+    space glyph goes with the word after it only while the word before stays
+    the one before."""
     bounds = [start for _, start in placed] + [len(glyphs)]
     kept: list[tuple[int, int]] = []  # (first, end) of each part, in order
     is_space = (

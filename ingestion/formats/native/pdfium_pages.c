@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define CURATOR_ABI 4
+#define CURATOR_ABI 5
 
 /* pdf_pdfium.py's constants, which these mirror */
 #define NO_TEXT 0xFFFEu
@@ -249,6 +249,69 @@ int32_t curator_lost_text_objects(void *textpage, int32_t chars, uint64_t *candi
     for (int32_t i = 0; i < drawn; i++) lost += !held[i];
     free(held);
     return lost;
+}
+
+typedef struct {
+    uint64_t object;
+    int32_t place;
+} Placed;
+
+static int by_object(const void *one, const void *other) {
+    uint64_t a = ((const Placed *)one)->object, b = ((const Placed *)other)->object;
+    return (a > b) - (a < b);
+}
+
+/* After curator_page_words, against the page's text objects in drawing order
+   (`drawn`, `count` of them): `pdf_pdfium._placed` (where the drawing place of
+   the runs changes, into `places` and `starts`, room for run_count + 1) and
+   `pdf_pdfium.lost_text_objects`. `out`: whether the runs are in drawing order,
+   the number of places written, the lost objects. Returns 0, or -1. */
+int32_t curator_page_order(Context *c, void *textpage, int32_t chars,
+                           const uint64_t *drawn, int32_t count, int32_t *places,
+                           int32_t *starts, int32_t *out) {
+    Placed *index = malloc((size_t)(count ? count : 1) * sizeof(Placed));
+    uint64_t *runs = malloc((size_t)(c->run_count ? c->run_count : 1) * sizeof(uint64_t));
+    uint64_t *candidates = malloc((size_t)(count ? count : 1) * sizeof(uint64_t));
+    if (index == NULL || runs == NULL || candidates == NULL) {
+        free(index);
+        free(runs);
+        free(candidates);
+        return -1;
+    }
+    for (int32_t i = 0; i < count; i++) index[i] = (Placed){drawn[i], i};
+    qsort(index, (size_t)count, sizeof(Placed), by_object);
+    int32_t place = -1, placed = 1, in_order = 1;
+    places[0] = -1;
+    starts[0] = 0;
+    for (int32_t i = 0; i < c->run_count; i++) {
+        Placed key = {c->run_objects[i], 0};
+        const Placed *found =
+            count ? bsearch(&key, index, (size_t)count, sizeof(Placed), by_object) : NULL;
+        int32_t here = found ? found->place : place; /* order.get(object, drawn) */
+        if (here != place) {
+            in_order = in_order && here > place;
+            place = here;
+            places[placed] = place;
+            starts[placed++] = c->run_glyphs[i];
+        }
+        runs[i] = c->run_objects[i];
+    }
+    qsort(runs, (size_t)c->run_count, sizeof(uint64_t), by_address);
+    int32_t unseen = 0;
+    for (int32_t i = 0; i < count; i++)
+        if (c->run_count == 0 || !bsearch(&drawn[i], runs, (size_t)c->run_count,
+                                          sizeof(uint64_t), by_address))
+            candidates[unseen++] = drawn[i];
+    int32_t lost = unseen ? curator_lost_text_objects(textpage, chars, candidates, unseen)
+                          : 0;
+    free(index);
+    free(runs);
+    free(candidates);
+    if (lost < 0) return -1;
+    out[0] = in_order;
+    out[1] = placed;
+    out[2] = lost;
+    return 0;
 }
 
 /* ---- words ----------------------------------------------------------------- */

@@ -343,6 +343,15 @@ def test_the_health_check_looks_where_the_reader_is_loaded_from() -> None:
     assert health.PDF_READER_PATH == pdf_native.LIBRARY_PATH
 
 
+def test_when_the_reader_cannot_order_the_words_python_does(
+    native: NativePages, monkeypatch
+) -> None:
+    data = SAMPLES["a note drawn after its baseline"]
+    expected = differences(data, native)
+    monkeypatch.setattr(NativePages, "arranged", lambda self, *args: None)
+    assert differences(data, native) == expected == []
+
+
 def test_a_missing_build_leaves_the_python_reader(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(pdf_native, "LIBRARY_PATH", tmp_path / "pdfium_pages.so")
     assert pdf_native._load() is None
