@@ -1,8 +1,9 @@
 """PDF: paragraphs with their 1-based page numbers.
 
 pdfminer.six reads the file's structure (its pages, their sharing, passwords,
-damage); each page's text is read by pdfium, or by pdfminer where pdfium reads it
-badly (`pdf_reader.py`).
+damage), for a one-page file that pdfium opens only if its page needs pdfminer;
+each page's text is read by pdfium, or by pdfminer where pdfium reads it badly
+(`pdf_reader.py`).
 """
 
 from __future__ import annotations
