@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import quote
@@ -29,6 +30,11 @@ import numpy as np
 from . import vector_index
 from .bm25 import Postings
 from .snapshot import ROW_FIELDS, Snapshot
+
+# np.load parses each header with ast.literal_eval, and CPython 3.11 (fixed in a
+# later 3.11 release) can fail two threads compiling at once with "AST constructor
+# recursion depth mismatch": a background load and a search's load take turns.
+_HEADERS = threading.Lock()
 
 _POSTINGS = ("hashes", "starts", "rows", "counts")
 _ARRAYS = (*ROW_FIELDS, "matrix", *_POSTINGS, "ann_rows", "ann_uncovered")
@@ -146,10 +152,13 @@ def load(
     try:
         # Plain arrays over the mapping: an element or a slice of an np.memmap
         # costs a Python call, and a query takes thousands.
-        arrays = {
-            array: np.load(directory / f"{array}.npy", mmap_mode="r").view(np.ndarray)
-            for array in (_APPENDED_ARRAYS if base_name else _ARRAYS)
-        }
+        with _HEADERS:
+            arrays = {
+                array: np.load(directory / f"{array}.npy", mmap_mode="r").view(
+                    np.ndarray
+                )
+                for array in (_APPENDED_ARRAYS if base_name else _ARRAYS)
+            }
     except (OSError, ValueError):
         return None
     postings = Postings(*(arrays.pop(part) for part in _POSTINGS))
