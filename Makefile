@@ -5,7 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 DEV_STAMP := $(VENV)/.requirements-dev-installed
 BENCH_STAMP := $(VENV)/.requirements-bench-installed
-NATIVE := ingestion/formats/native/pdfium_pages.so
+NATIVE := ingestion/formats/native/pdfium_pages.so \
+  retrieval/search_backends/snapshots/native/bm25_top.so
 
 .PHONY: messages run serve static test test-fast test-browser bench bench-quick bench-peers lint format venv venv-dev venv-bench migrate clean
 
@@ -16,13 +17,14 @@ venv: $(STAMP) $(NATIVE)
 # of its own, so that `make run` after `make test` installs nothing.
 venv-dev: $(DEV_STAMP) $(NATIVE)
 
-# The compiled reader of PDF pages (ingestion/formats/pdf_native.py), loaded with
-# ctypes: no Python headers needed. Without a C compiler PDFs are read by the same
-# code in Python, about three times slower; the tests want it built.
-# -ffp-contract=off: no fused multiply-adds, so its numbers equal Python's.
-$(NATIVE): $(NATIVE:.so=.c)
+# The compiled reader of PDF pages (ingestion/formats/pdf_native.py) and top-k of
+# keyword search (retrieval/search_backends/snapshots/bm25_native.py), loaded with
+# ctypes: no Python headers needed. Without a C compiler the same code in Python
+# and numpy does the work, to the same results, slower; the tests want them built.
+# -ffp-contract=off: no fused multiply-adds, so their numbers equal Python's.
+%.so: %.c
 	$(CC) -O2 -shared -fPIC -ffp-contract=off -Wall -o $@ $< -lm \
-	  || echo "warning: no compiled PDF page reader ($(CC) failed); PDFs are read in Python"
+	  || echo "warning: $@ not built ($(CC) failed); Python does its work, slower"
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

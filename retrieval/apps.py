@@ -10,7 +10,12 @@ class RetrievalConfig(AppConfig):
     def ready(self) -> None:
         from . import checks  # noqa: F401 (registers the system checks)
         from .embeddings import STAND_IN_HINT, embedder_check
-        from .search_backends import publishing, search_readiness
+        from .search_backends import (
+            KEYWORD_SCORER_HINT,
+            keyword_scorer_readiness,
+            publishing,
+            search_readiness,
+        )
 
         publishing.connect()
         readiness.register("search", search_readiness)
@@ -20,4 +25,10 @@ class RetrievalConfig(AppConfig):
             embedder_check,
             required=False,
             hints={"stand-in": STAND_IN_HINT},
+        )
+        readiness.register(
+            "keyword_scorer",
+            keyword_scorer_readiness,
+            required=False,
+            hints={"numpy": KEYWORD_SCORER_HINT},
         )

@@ -118,6 +118,7 @@ def test_readiness_checks_database_migrations_and_storage(api_client):
             "ocr": "ok",
             "pdf_reader": "ok",
             "embedder": "ok",
+            "keyword_scorer": "ok",
         },
     }
 
@@ -150,6 +151,19 @@ def test_readiness_reports_pdfs_read_in_python_without_failing_on_it(
         "make ingestion/formats/native/pdfium_pages.so"
         in (response.json()["hints"]["pdf_reader"])
     )
+
+
+def test_readiness_reports_keywords_scored_in_numpy_without_failing_on_it(
+    api_client, monkeypatch
+):
+    monkeypatch.setattr(
+        "retrieval.search_backends.snapshots.bm25_native._LIBRARY", None
+    )
+    response = api_client.get("/api/health/ready")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["keyword_scorer"] == "numpy"
+    assert "native/bm25_top.so" in response.json()["hints"]["keyword_scorer"]
 
 
 def test_readiness_fails_when_storage_is_not_writable(api_client, settings, tmp_path):

@@ -1,10 +1,13 @@
-"""BM25 over a snapshot's postings: the pruned top rows equal scoring every row."""
+"""BM25 over a snapshot's postings: the pruned top rows equal scoring every row,
+found by numpy or by the compiled top-k (`test_bm25_native.py` holds the two
+equal to the bit)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from retrieval.search_backends.snapshots import bm25
+from retrieval.search_backends.snapshots import bm25, bm25_native
 from retrieval.search_backends.snapshots.bm25 import Postings, Segments
 from retrieval.terms import term_hash
 
@@ -48,7 +51,18 @@ def assert_best_rows(
     assert set(np.flatnonzero(scores > kth * (1 + 1e-5)).tolist()) <= set(rows.tolist())
 
 
-def test_the_top_rows_are_those_of_scoring_every_row(monkeypatch):
+@pytest.fixture(params=["compiled", "numpy"])
+def scorer(request, monkeypatch) -> str:
+    """`bm25.top` through the compiled top-k, or through numpy alone."""
+    if request.param == "numpy":
+        monkeypatch.setattr(bm25_native, "_LIBRARY", None)
+    elif not bm25_native.available():
+        pytest.fail("the compiled BM25 top-k is not built: run make venv-dev")
+    return request.param
+
+
+def test_numpy_finishes_only_the_rows_that_can_reach_the_top(monkeypatch):
+    monkeypatch.setattr(bm25_native, "_LIBRARY", None)
     postings, lengths = random_index(3000, seed=1)
     index = Segments((postings,), lengths)
     rng = np.random.default_rng(2)
@@ -123,7 +137,21 @@ def split(postings: Postings, at: int) -> tuple[Postings, Postings]:
     return parts[0], parts[1]
 
 
-def test_segments_score_as_the_index_of_the_rows_searched():
+def test_the_top_rows_are_those_of_scoring_every_row(scorer):
+    postings, lengths = random_index(3000, seed=1)
+    index = Segments((postings,), lengths)
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        question = [WORDS[w] for w in rng.integers(0, 60, size=rng.integers(1, 8))]
+        question += ["w0", "w1"]
+        full = bm25.scores(index, question)
+
+        rows, scores = bm25.top(index, question, 20)
+
+        assert_best_rows(rows, scores, full, 20)
+
+
+def test_segments_score_as_the_index_of_the_rows_searched(scorer):
     postings, lengths = random_index(700, seed=8)
     base, appended = split(postings, 600)
     removed = np.arange(3, 700, 9, dtype=np.int64)

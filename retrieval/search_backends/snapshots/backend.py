@@ -11,7 +11,7 @@ import numpy as np
 from retrieval.search_backends import Candidate, Health
 from retrieval.terms import term_hash
 
-from . import warmup
+from . import bm25_native, warmup
 from .cache import SnapshotCache, snapshot_cache
 from .snapshot import Snapshot
 
@@ -38,6 +38,10 @@ class SnapshotBackend:
 
     def discard(self, knowledge_base_id: str) -> None:
         self.cache.discard(knowledge_base_id)
+
+    def keyword_scorer(self) -> str:
+        """ "ok" where the compiled top-k scores keywords, else "numpy"."""
+        return "ok" if bm25_native.available() else "numpy"
 
     def health(self) -> Health:
         state = warmup.warmup.state

@@ -3,11 +3,13 @@
 removed, with the statistics of the rows searched): scores equal those of an
 index built anew.
 
-`top` applies the query terms rarest first; before a long posting list it checks
-the scores so far against what the remaining terms could add at most, and once
-the `count`-th best row is above that bound it only finishes the rows that could
-still reach it, term by term (a binary search per row), dropping the rows each
-term leaves out of reach. Same result as scoring every row. No Django here.
+`top` finds the best rows with the compiled top-k (`bm25_native`), a document at
+a time, where it was built. Otherwise it applies the query terms rarest first;
+before a long posting list it checks the scores so far against what the remaining
+terms could add at most, and once the `count`-th best row is above that bound it
+only finishes the rows that could still reach it, term by term (a binary search
+per row), dropping the rows each term leaves out of reach. Both give the result
+of scoring every row, to the bit. No Django here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from functools import cached_property
 import numpy as np
 
 from retrieval.terms import term_hash
+
+from . import bm25_native
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -109,6 +113,25 @@ class Segments:
         gone[self.removed] = True
         return gone
 
+    @cached_property
+    def norms(self) -> np.ndarray:
+        """Each row's length normalisation, the denominator's share of BM25 that
+        depends on the row only: computed once, in this process's memory
+        (random reads of a mapped file cost a page walk each)."""
+        lengths = np.asarray(self.lengths, dtype=np.float32)
+        return BM25_K1 * (1 - BM25_B + BM25_B * lengths / self.average)
+
+    def nbytes(self) -> int:
+        """Memory of its own (the parts and lengths are the snapshot's): the
+        norms and flags, once a search made them."""
+        made = ("norms", "_gone")
+        return sum(self.__dict__[name].nbytes for name in made if name in self.__dict__)
+
+    @cached_property
+    def gone_flags(self) -> np.ndarray | None:
+        """`_gone` as the compiled top-k reads it (a byte a row), or None."""
+        return self._gone.view(np.uint8) if len(self.removed) else None
+
     def frequency(self, hashed: int) -> int:
         """How many rows searched hold the term."""
         return self.held(self.slices(hashed))
@@ -153,8 +176,7 @@ class Segments:
     ) -> np.ndarray:
         """What `term` adds to the scores of these rows, holding it `counts` times."""
         counts = counts.astype(np.float32)
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * self.lengths[rows] / self.average)
-        return term.weight * counts * (BM25_K1 + 1) / (counts + norm)
+        return term.weight * counts * (BM25_K1 + 1) / (counts + self.norms[rows])
 
     def forget_removed(self, scores: np.ndarray) -> None:
         """Zero the scores of removed rows (`scores` has one per row)."""
@@ -233,6 +255,17 @@ def top(
     """The rows of the `count` best scores above 0, and those scores."""
     size = len(segments.lengths)
     terms = _query_terms(segments, tokens)
+    if bm25_native.available() and terms:
+        found = bm25_native.top(
+            [segments.postings_of(term.slices) for term in terms],
+            [term.weight for term in terms],
+            BM25_K1 + 1,
+            segments.norms,
+            segments.gone_flags,
+            count,
+        )
+        if found is not None:
+            return found
     result = np.zeros(size, dtype=np.float32)
     remaining = sum(term.bound for term in terms)
     for index, term in enumerate(terms):

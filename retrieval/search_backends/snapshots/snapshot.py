@@ -116,8 +116,10 @@ class Snapshot:
         arrays = (self.chunk_ids, self.document_ids, self.ordinals, self.lengths)
         more = (self.folds, self.matrix, self.appended_matrix, self.removed)
         postings = (self.postings, self.appended_postings, self.approximate)
-        return sum(a.nbytes for a in (*arrays, *more) if a is not None) + sum(
-            p.nbytes() for p in postings if p is not None
+        return (
+            sum(a.nbytes for a in (*arrays, *more) if a is not None)
+            + sum(p.nbytes() for p in postings if p is not None)
+            + (self.segments.nbytes() if "segments" in self.__dict__ else 0)
         )
 
     def keyword_top(
