@@ -1,9 +1,9 @@
 """PDF: paragraphs with their 1-based page numbers.
 
 pdfminer.six reads the file's structure (its pages, their sharing, passwords,
-damage), for a one-page file that pdfium opens only if its page needs pdfminer;
-each page's text is read by pdfium, or by pdfminer where pdfium reads it badly
-(`pdf_reader.py`).
+damage), for a file of up to `pdf_reader.FEW_PAGES` pages that pdfium opens only
+if a page needs pdfminer; each page's text is read by pdfium, or by pdfminer where
+pdfium reads it badly (`pdf_reader.py`).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def _read_pages(data: bytes, reader: PageReader, request: ParseRequest) -> list[
         return page_blocks(glyphs, rulings, page=number, clean=_pdf_text)
 
     pages = reader.pages
-    shared = SharedPages.lone() if pages is None else SharedPages(pages)
+    shared = SharedPages.unshared(reader.count) if pages is None else SharedPages(pages)
     shared.check_cost(text_layer, request.limits)
     mine = [n for n in range(1, reader.count + 1) if (n - 1) % count == index]
     request.progress(0, len(mine))

@@ -21,6 +21,13 @@ so the layout, column and table code does not know who read the page. When
 pdfium cannot open a file pdfminer opened, or counts other pages, pdfminer
 reads all of them. The threshold and what it catches: docs/benchmarks.md,
 "PDF parsing".
+
+pdfminer's pass over the file's structure (its pages, which `pdf_shared.py`
+compares to find pages that share their content) is made at once only for a
+file of more than `FEW_PAGES` pages or one pdfium cannot open. A shorter file
+can repeat a page at most that many times, so its pages are read one by one,
+and pdfminer's structure is read only if a page needs pdfminer; if pdfminer
+then counts other pages than pdfium, pdfium's reading of that page stands.
 """
 
 from __future__ import annotations
@@ -59,6 +66,11 @@ MAX_OBJECTS_PER_CHAR = 2
 # a form or a report), 6.3 % to 74 % where it lost words (issue-1008's inline
 # images page, vertical writing in fonts it lacks: jo, simple3, issue-449).
 MAX_LOST_SHARE = 0.02
+# Pages up to which a file pdfium opens is read without pdfminer's pass over its
+# structure: the shared-pages check guards against one page repeated thousands
+# of times in a small file; sixteen reads of a page are the cost of any sixteen
+# pages. Most documents are this short (17 of the corpus's 20 multi-page PDFs).
+FEW_PAGES = 16
 
 
 def pdfminer_reads(words: PageWords, drawing: PageDrawing) -> bool:
@@ -77,16 +89,16 @@ class PageReader:
     """The glyphs and rulings of each page of one PDF, by pdfium or pdfminer.
 
     `load_pages` gives pdfminer's pages (its pass over the file's structure). It
-    is called at once, unless pdfium opens the file and finds one page: a lone
-    page shares its content with no other (`pdf_shared.py`), so pdfminer reads
-    the structure only if that page needs pdfminer, and pdfium's count stands.
+    is called at once, unless pdfium opens the file and finds at most
+    `FEW_PAGES` pages: then only when a page needs pdfminer, and pdfium's count
+    stands.
     """
 
     def __init__(self, data: bytes, load_pages: Callable[[], list[PDFPage]]) -> None:
         self.pdfium = open_document(data)
         self._load_pages = load_pages
         self._pages: list[PDFPage] | None = None
-        if self.pdfium is None or len(self.pdfium) != 1:
+        if self.pdfium is None or len(self.pdfium) > FEW_PAGES:
             try:
                 self._pages = load_pages()
             except BaseException:
@@ -94,29 +106,28 @@ class PageReader:
                 raise
             if self.pdfium is not None and len(self.pdfium) != len(self._pages):
                 self.close_pdfium()
+        self.count = len(self.pdfium) if self._pages is None else len(self._pages)
+        self.pages = self._pages  # None: each page is read as if alone
         self._native = NativePages.open() if self.pdfium is not None else None
         self._interpreter: PDFPageInterpreter | None = None
         self._collector: TableCollector | None = None
         self.by_pdfminer: list[int] = []  # pages pdfminer read, for the record
 
-    @property
-    def count(self) -> int:
-        """The document's pages."""
-        return 1 if self._pages is None else len(self._pages)
-
-    @property
-    def pages(self) -> list[PDFPage] | None:
-        """pdfminer's pages, None while a lone page has not needed them."""
-        return self._pages
-
     def read(self, number: int) -> tuple[Sequence[Glyph], list[Box]]:
         """Page `number`'s (1-based) glyphs and rulings."""
         if self.pdfium is not None:
-            found = self._by_pdfium(self.pdfium, number)
-            if found is not None:
+            found, misread = self._by_pdfium(self.pdfium, number)
+            if not misread or not self._pdfminer_lines_up():
                 return found
         self.by_pdfminer.append(number)
         return self._by_pdfminer(number)
+
+    def _pdfminer_lines_up(self) -> bool:
+        """Whether pdfminer's pages, read now if they were not, are pdfium's
+        (a lone page stays the first of pdfminer's, as it always was)."""
+        if self._pages is None:
+            self._pages = self._load_pages()
+        return len(self._pages) == self.count or (self.count == 1 and bool(self._pages))
 
     def close(self) -> None:
         if self._native is not None:
@@ -130,7 +141,8 @@ class PageReader:
 
     def _by_pdfium(
         self, document: pypdfium2.PdfDocument, number: int
-    ) -> tuple[Sequence[Glyph], list[Box]] | None:
+    ) -> tuple[tuple[Sequence[Glyph], list[Box]], bool]:
+        """What pdfium read of the page, and whether it misread it."""
         page = document[number - 1]
         try:
             drawing = page_drawing(address(page.raw), self._native)
@@ -143,17 +155,13 @@ class PageReader:
                 textpage.close()
         finally:
             page.close()
-        if pdfminer_reads(words, drawing):
-            return None
-        return words.glyphs, drawing.rulings
+        return (words.glyphs, drawing.rulings), pdfminer_reads(words, drawing)
 
     def _by_pdfminer(self, number: int) -> tuple[Sequence[Glyph], list[Box]]:
         if self._interpreter is None or self._collector is None:
             resources = PDFResourceManager(caching=True)
             self._collector = TableCollector(resources)
             self._interpreter = PDFPageInterpreter(resources, self._collector)
-        if self._pages is None:
-            self._pages = self._load_pages()
         self._interpreter.process_page(self._pages[number - 1])
         glyphs = self._collector.glyphs
         if self._native is not None:  # placed into lines by the compiled reader

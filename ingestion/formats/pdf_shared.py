@@ -52,14 +52,13 @@ class SharedPages:
         self._final: dict[int, list[Block]] = {}
 
     @classmethod
-    def lone(cls) -> SharedPages:
-        """A document of one page, which shares nothing (and whose pdfminer
-        page is not made to find that out)."""
-        return cls([])._with_one_page()
-
-    def _with_one_page(self) -> SharedPages:
-        self._first, self.counts = {1: 1}, {1: 1}
-        return self
+    def unshared(cls, count: int) -> SharedPages:
+        """`count` pages each read as if alone (a short document, whose
+        pdfminer pages are not made to compare them)."""
+        shared = cls([])
+        shared._first = {number: number for number in range(1, count + 1)}
+        shared.counts = dict.fromkeys(range(1, count + 1), 1)
+        return shared
 
     def shared_firsts(self) -> list[int]:
         return [first for first, count in self.counts.items() if count > 1]

@@ -176,18 +176,7 @@ def test_vertical_writing_in_a_font_the_file_does_not_embed_is_read_whole() -> N
     ]
 
 
-def test_a_lone_page_pdfium_reads_needs_no_pass_of_pdfminer(monkeypatch) -> None:
-    # One page shares its content with no other: pdfminer's pass over the file's
-    # structure (pdf_shared.py's reason for it) is left out.
-    def structure(*args, **kwargs):
-        raise AssertionError("pdfminer read the file's structure")
-
-    monkeypatch.setattr(pdf, "_pdf_pages", structure)
-    data = make_pdf(lines_at(72, 700, "A one-page memo."))
-    assert texts(pdf.parse(data, WHOLE)) == ["A one-page memo."]
-
-
-def test_two_pages_still_go_through_pdfminer_first(monkeypatch) -> None:
+def _counting_structure_passes(monkeypatch) -> list[int]:
     calls: list[int] = []
     original = pdf._pdf_pages
 
@@ -196,6 +185,63 @@ def test_two_pages_still_go_through_pdfminer_first(monkeypatch) -> None:
         return original(data, stop_after)
 
     monkeypatch.setattr(pdf, "_pdf_pages", structure)
-    data = make_pdf(lines_at(72, 700, "One."), lines_at(72, 700, "Two."))
-    assert texts(pdf.parse(data, WHOLE)) == ["One.", "Two."]
+    return calls
+
+
+@pytest.mark.parametrize("pages", [1, pdf_reader.FEW_PAGES])
+def test_a_short_file_pdfium_reads_needs_no_pass_of_pdfminer(
+    monkeypatch, pages
+) -> None:
+    # A page of a short file is repeated at most FEW_PAGES times: pdfminer's pass
+    # over the file's structure (pdf_shared.py's reason for it) is left out.
+    calls = _counting_structure_passes(monkeypatch)
+    data = make_pdf(*(lines_at(72, 700, f"Memo page {n}.") for n in range(pages)))
+
+    assert texts(pdf.parse(data, WHOLE)) == [f"Memo page {n}." for n in range(pages)]
+    assert calls == []
+
+
+def test_a_longer_file_goes_through_pdfminer_first(monkeypatch) -> None:
+    calls = _counting_structure_passes(monkeypatch)
+    pages = pdf_reader.FEW_PAGES + 1
+    data = make_pdf(*(lines_at(72, 700, f"Page {n}.") for n in range(pages)))
+
+    assert texts(pdf.parse(data, WHOLE)) == [f"Page {n}." for n in range(pages)]
     assert calls == [1]
+
+
+def test_a_short_files_page_pdfium_misreads_is_read_by_pdfminer(
+    monkeypatch, by_pdfminer
+) -> None:
+    calls = _counting_structure_passes(monkeypatch)
+    data = make_pdf(
+        lines_at(72, 720, "Page one."),
+        lines_at(72, 720, "Page two.")
+        + "\nBT /F1 12 Tf 0 Tz 14 TL 72 690 Td (Drawn, not read.) Tj ET",
+        lines_at(72, 720, "Page three."),
+    )
+
+    assert texts(pdf.parse(data, WHOLE)) == [
+        "Page one.",
+        "Page two.",
+        "Drawn, not read.",
+        "Page three.",
+    ]
+    assert by_pdfminer == [2]
+    assert calls == [1]  # when page two needed pdfminer, once
+
+
+def test_a_short_file_whose_pages_pdfminer_counts_otherwise_keeps_pdfiums_reading(
+    monkeypatch, by_pdfminer
+) -> None:
+    original = pdf._pdf_pages
+    monkeypatch.setattr(pdf, "_pdf_pages", lambda *a, **k: original(*a, **k)[:1])
+    data = make_pdf(
+        lines_at(72, 720, "Page one."),
+        lines_at(72, 720, "Page two.")
+        + "\nBT /F1 12 Tf 0 Tz 14 TL 72 690 Td (Drawn, not read.) Tj ET",
+    )
+
+    # pdfminer's first page is not pdfium's second: pdfium's reading stands.
+    assert texts(pdf.parse(data, WHOLE)) == ["Page one.", "Page two."]
+    assert by_pdfminer == []

@@ -10,7 +10,7 @@ import pytest
 
 from ingestion.blocks import ParseLimits, TextTooLarge, TooManyChunks
 from ingestion.formats import parse_document, pdf_shared
-from ingestion.formats.pdf_reader import PageReader
+from ingestion.formats.pdf_reader import FEW_PAGES, PageReader
 from tests.ingestion.hostile import shared_stream_pdf, text_pages_pdf
 
 
@@ -48,7 +48,7 @@ def test_pages_sharing_their_content_are_read_once_with_the_same_result(
 def test_each_shard_reads_a_shared_page_once_and_together_they_read_every_page(
     pages_read,
 ):
-    data = shared_stream_pdf(9, 3, text=b"Leave rules.")
+    data = shared_stream_pdf(FEW_PAGES + 2, 3, text=b"Leave rules.")
 
     shards = [parse_document("pdf", data, shard=(i, 2)) for i in range(2)]
 
@@ -56,6 +56,17 @@ def test_each_shard_reads_a_shared_page_once_and_together_they_read_every_page(
     assert sorted(block.page for part in shards for block in part) == sorted(
         block.page for block in parse_document("pdf", data)
     )
+
+
+def test_a_short_file_reads_each_page_as_if_alone(pages_read):
+    # Repeating a page at most FEW_PAGES times costs what as many pages do:
+    # pdfminer's pass over the structure, which finds the sharing, is left out.
+    data = shared_stream_pdf(FEW_PAGES, 3, text=b"Leave rules.")
+
+    blocks = parse_document("pdf", data)
+
+    assert len(pages_read) == FEW_PAGES
+    assert sorted({block.page for block in blocks}) == list(range(1, FEW_PAGES + 1))
 
 
 def test_pages_with_their_own_content_are_each_read(pages_read):
