@@ -100,5 +100,10 @@ def decode(blob: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def valid_terms(blob: object) -> bool:
-    """Whether `blob` is a stored `terms` value (checked on what parsers send)."""
-    return type(blob) is bytes and len(blob) % _ENTRY_BYTES == 0
+    """Whether `blob` is a stored `terms` value as `counted_terms` makes them
+    (checked on what parsers send): hashes ascending, each once, counts from 1.
+    The index's lists rely on it (one posting per row and term)."""
+    if type(blob) is not bytes or len(blob) % _ENTRY_BYTES:
+        return False
+    hashes, counts = decode(blob)
+    return bool(np.all(hashes[1:] > hashes[:-1]) and np.all(counts > 0))

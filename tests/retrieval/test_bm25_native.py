@@ -144,3 +144,79 @@ def test_an_old_build_is_not_used(tmp_path, monkeypatch, caplog):
 
     assert bm25_native._load() is None
     assert "old build" in caplog.text
+
+
+def reference(lists, weights, norms, count):
+    """Every row scored in float32, the terms added in their order, as numpy's
+    `bm25.scores`; then `bm25.best` of the positive ones."""
+    scores = np.zeros(len(norms), dtype=np.float32)
+    k1_plus_one = np.float32(bm25.BM25_K1 + 1)
+    for (rows, counts), weight in zip(lists, weights, strict=True):
+        held = counts.astype(np.float32)
+        scores[rows] += (np.float32(weight) * held * k1_plus_one) / (held + norms[rows])
+    positive = np.flatnonzero(scores > 0)
+    return bm25.best(positive.astype(np.int32), scores[positive], count)
+
+
+def compiled(lists, weights, norms, count):
+    return bm25_native.top(lists, weights, bm25.BM25_K1 + 1, norms, None, count)
+
+
+def test_a_row_an_ulp_below_the_floor_that_a_weak_term_lifts_to_a_tie_stays():
+    """Row 0 trails row 1 by one ulp until a term too weak to count in the
+    bounds adds its share: numpy then ties them, and so must the top-k."""
+    contribution = lambda norm: (  # noqa: E731
+        np.float32(1) * np.float32(1) * np.float32(2.2) / (np.float32(1) + norm)
+    )
+    norms = np.array([1.0, 1.0, 0.3, 0.3], dtype=np.float32)
+    above = np.nextafter(contribution(norms[0]), np.float32(np.inf))
+    while contribution(norms[1]) < above:
+        norms[1] = np.nextafter(norms[1], np.float32(0))
+    weak = float(0.95 * (above - contribution(norms[0])) / 2.2)
+    lists = [
+        (np.array([0, 1], np.int32), np.array([1, 1], np.uint16)),
+        (np.array([0, 2, 3], np.int32), np.array([10, 1, 1], np.uint16)),
+    ]
+    weights = [1.0, weak]
+
+    found = compiled(lists, weights, norms, 1)
+
+    assert_same(found, reference(lists, weights, norms, 1))
+    assert found[0].tolist() == [0, 1]
+
+
+def test_weak_terms_over_many_rows_find_numpys_rows():
+    """Terms whose bounds are a millionth of the scores (a particle in a very
+    large knowledge base): their rounding decides ties and close calls."""
+    rng = np.random.default_rng(31)
+    for _ in range(300):
+        size = int(rng.integers(20, 200))
+        norms = rng.choice([0.3, 0.9, 1.0, 1.7], size=size).astype(np.float32)
+        lists, weights = [], []
+        for _ in range(int(rng.integers(2, 6))):
+            rows = np.sort(rng.choice(size, size=rng.integers(1, size), replace=False))
+            lists.append(
+                (
+                    rows.astype(np.int32),
+                    rng.integers(1, 4, size=len(rows)).astype(np.uint16),
+                )
+            )
+            weights.append(float(rng.choice([1.0, 0.9, 2**-20, 2**-24, 2**-14])))
+        count = int(rng.choice([1, 2, 5]))
+
+        assert_same(
+            compiled(lists, weights, norms, count),
+            reference(lists, weights, norms, count),
+        )
+
+
+def test_postings_counted_zero_times_add_nothing_and_stay_in_bounds():
+    """Refused from parsers (`terms.valid_terms`), but a row stored before then
+    must not be listed once per term: one row, three terms, all counted 0."""
+    norms = np.ones(1, dtype=np.float32)
+    lists = [(np.array([0], np.int32), np.array([0], np.uint16))] * 3
+
+    rows, scores = compiled(lists, [1.0, 1.0, 1.0], norms, 1)
+
+    assert len(rows) == len(scores) == 0
+    assert not bm25_native._zeros(1).any()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -240,3 +241,19 @@ def test_an_incremental_refresh_equals_a_build_from_scratch(ingest, knowledge_ba
     assert sorted(refreshed.chunk_ids.tolist()) == sorted(scratch.chunk_ids.tolist())
     assert postings(refreshed) == postings(scratch)
     assert (np.diff(refreshed.postings.hashes) > 0).all()
+
+
+def test_terms_a_parser_sends_must_be_as_counted_terms_makes_them():
+    made = terms.counted_terms(Counter(["leave", "annual", "leave"]), False).terms
+    hashes, counts = terms.decode(made)
+
+    def blob(hashes, counts) -> bytes:
+        return np.asarray(hashes, "<i8").tobytes() + np.asarray(counts, "<u2").tobytes()
+
+    assert terms.valid_terms(made)
+    assert terms.valid_terms(b"")  # a chunk of no words
+    assert not terms.valid_terms(made[:-1])
+    assert not terms.valid_terms(blob(hashes[::-1], counts[::-1]))  # unsorted
+    assert not terms.valid_terms(blob([hashes[0]] * 2, [1, 1]))  # a term twice
+    assert not terms.valid_terms(blob(hashes, [0] * len(counts)))  # counted 0 times
+    assert not terms.valid_terms("not bytes")

@@ -188,7 +188,9 @@ def pack(message) -> bytes:
 
 GOOD_VECTOR = b"\0" * 32  # one chunk of 8 float32
 CHUNK = [0, "Keep the receipt.", ["Travel"], None, 0, 17, None]
-GOOD_TERMS = b"\0" * 10  # one term: its hash, its count
+GOOD_TERMS = b"\0" * 8 + b"\1\0"  # one term: its hash (0), its count (1)
+# Two terms, hashes 2 and 1 (not ascending), each counted once.
+UNSORTED_TERMS = (2).to_bytes(8, "little") + (1).to_bytes(8, "little") + b"\1\0" * 2
 INVALID_REPLIES = {
     "pickle": b"\x80\x04\x95" + b"\0" * 16,
     "not-msgpack": b"\xc1\xc1\xc1",
@@ -208,6 +210,18 @@ INVALID_REPLIES = {
     "extra-field": pack(["ok", [[[*CHUNK, "x"]], GOOD_VECTOR, 17]]),
     "terms-count": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, []]]),
     "terms-size": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, [[b"\0" * 9, 3, False]]]]),
+    "terms-count-zero": pack(
+        ["ok", [[CHUNK], GOOD_VECTOR, 17, [[b"\0" * 10, 3, False]]]]
+    ),
+    "terms-unsorted": pack(
+        ["ok", [[CHUNK], GOOD_VECTOR, 17, [[UNSORTED_TERMS, 3, False]]]]
+    ),
+    "terms-twice": pack(
+        [
+            "ok",
+            [[CHUNK], GOOD_VECTOR, 17, [[GOOD_TERMS[:8] * 2 + b"\1\0" * 2, 3, False]]],
+        ]
+    ),
     "terms-type": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, [["text", 3, False]]]]),
     "terms-folds": pack(["ok", [[CHUNK], GOOD_VECTOR, 17, [[GOOD_TERMS, 3, 1]]]]),
     "terms-unasked": pack(["ok", [[CHUNK], None, 17, [[GOOD_TERMS, 3, False]]]]),

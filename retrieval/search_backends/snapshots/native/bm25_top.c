@@ -21,9 +21,11 @@
 
 #define CURATOR_BM25_ABI 1
 #define MAX_TERMS 256
-/* The bounds are compared in double with this headroom, so that float32
- * rounding never prunes a row that reaches the count-th best score. */
-#define SLACK (1.0 + 1e-5)
+/* Bounds and floors are compared in double with this headroom, so that float32
+ * rounding (a sum of 256 terms may be 256 ulps off, and partial sums taken in
+ * another order than numpy's a few ulps) never prunes a row that reaches the
+ * count-th best score; the rows kept by it are dropped by the exact count. */
+#define SLACK (1.0 + 1e-4)
 /* Postings a scan reads in the time of one galloping search (measured flat
  * from 16 to 64 on the peers bench). */
 #define SEARCH_COST 32
@@ -143,13 +145,15 @@ static float raise_floor(const float *scores, const int32_t *rows, int64_t size,
     return better > floor ? better : floor;
 }
 
-/* The rows that the `reach` of the terms still to add can lift to `floor`. */
+/* The rows that the `reach` of the terms still to add can lift to `floor`
+ * (less the slack: a score may round an ulp or two off numpy's). */
 static int64_t hopeful(const float *scores, int32_t *rows, int64_t size,
                        double reach, float floor) {
+    double lowest = (double)floor / SLACK;
     int64_t kept = 0;
     for (int64_t i = 0; i < size; i++) {
         rows[kept] = rows[i];
-        kept += (double)scores[rows[i]] + reach * SLACK >= (double)floor;
+        kept += (double)scores[rows[i]] + reach * SLACK >= lowest;
     }
     return kept;
 }
@@ -234,7 +238,10 @@ int32_t curator_bm25_top(int32_t terms, const int32_t *const *rows,
         }
         for (int64_t i = 0; i < list->length; i++) {
             int32_t row = list->rows[i];
-            if (gone && gone[row]) continue; /* never a candidate */
+            /* A removed row is never a candidate; a count of 0 (not made by
+             * `terms.counted_terms`, refused from parsers) adds nothing and
+             * would list its row again. */
+            if ((gone && gone[row]) || list->counts[i] == 0) continue;
             scored_rows[scored] = row;
             scored += scores[row] == 0.0f;
             scores[row] += contribution(&p, list, row, list->counts[i]);
@@ -262,7 +269,8 @@ int32_t curator_bm25_top(int32_t terms, const int32_t *const *rows,
         last_added = strongest;
         if (SEARCH_COST * kept < list->length) { /* a search per row reads less */
             if (!sorted) {
-                for (int64_t i = 0; i < kept; i++) found[i].row = candidates[i];
+                for (int64_t i = 0; i < kept; i++)
+                    found[i] = (Found){candidates[i], 0.0f};
                 sort_by_row(found, kept, spare);
                 for (int64_t i = 0; i < kept; i++) candidates[i] = found[i].row;
                 sorted = 1;
@@ -279,10 +287,7 @@ int32_t curator_bm25_top(int32_t terms, const int32_t *const *rows,
         floor = raise_floor(scores, candidates, kept, values, count, floor);
     }
 
-    /* Added out of the terms' order, a score may differ from numpy's in its
-     * last bit: the floor is lowered by the slack until they are added again. */
-    float last_floor = in_order ? floor : (float)((double)floor / SLACK);
-    kept = hopeful(scores, candidates, kept, 0.0, last_floor);
+    kept = hopeful(scores, candidates, kept, 0.0, floor);
     for (int64_t i = 0; i < kept; i++)
         found[i] = (Found){candidates[i], scores[candidates[i]]};
     for (int64_t i = 0; i < scored; i++) scores[scored_rows[i]] = 0.0f;
